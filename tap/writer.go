@@ -21,6 +21,14 @@ const (
 	KTAP
 )
 
+// String returns the flag spelling of f: "tap13" or "ktap".
+func (f Format) String() string {
+	if f == KTAP {
+		return "ktap"
+	}
+	return "tap13"
+}
+
 // ParseFormat maps the flag spellings "tap13" and "ktap" to a Format.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {

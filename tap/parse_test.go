@@ -1,0 +1,259 @@
+package tap
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+)
+
+// dump renders a tree one node per line, indented by depth, for goldens that
+// a reviewer can check by eye.
+func dump(n *Node) string {
+	var b strings.Builder
+	var rec func(n *Node, depth int)
+	rec = func(n *Node, depth int) {
+		ind := strings.Repeat("  ", depth)
+		if depth == 0 {
+			fmt.Fprintf(&b, "root")
+		} else {
+			fmt.Fprintf(&b, "%s%d %s %q", ind, n.Number, n.Status, n.Name)
+		}
+		if n.Directive != "" {
+			fmt.Fprintf(&b, " directive=%s", n.Directive)
+		}
+		if n.Reason != "" {
+			fmt.Fprintf(&b, " reason=%q", n.Reason)
+		}
+		if n.Version != "" {
+			fmt.Fprintf(&b, " version=%q", n.Version)
+		}
+		if n.Plan >= 0 {
+			fmt.Fprintf(&b, " plan=%d", n.Plan)
+		}
+		if n.SkipAll != "" {
+			fmt.Fprintf(&b, " skip_all=%q", n.SkipAll)
+		}
+		if n.BailOut != "" {
+			fmt.Fprintf(&b, " bail_out=%q", n.BailOut)
+		}
+		if n.Failed() {
+			b.WriteString(" FAILED")
+		}
+		b.WriteString("\n")
+		for _, d := range n.Diagnostics {
+			fmt.Fprintf(&b, "%s  # %s\n", ind, d)
+		}
+		for _, y := range n.YAML {
+			fmt.Fprintf(&b, "%s  yaml: %s\n", ind, y)
+		}
+		for _, p := range n.Problems {
+			fmt.Fprintf(&b, "%s  problem: %s\n", ind, p)
+		}
+		for _, c := range n.Children {
+			rec(c, depth+1)
+		}
+	}
+	rec(n, 0)
+	return b.String()
+}
+
+func parseFile(t *testing.T, name string) *Node {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	assert.NilError(t, err)
+	defer f.Close()
+	root, err := Parse(f)
+	assert.NilError(t, err)
+	return root
+}
+
+func TestParseDialects(t *testing.T) {
+	tests := []struct {
+		input  string
+		failed bool
+	}{
+		{input: "tap13_nested.tap", failed: true},
+		{input: "ktap_nested.ktap", failed: true},
+		{input: "kselftest_wrapped.tap", failed: true},
+		{input: "truncated.tap", failed: true},
+		{input: "bailout.tap", failed: true},
+		{input: "noplan.tap", failed: true},
+		{input: "all_pass.tap", failed: false},
+		{input: "skip_all.tap", failed: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.input, func(t *testing.T) {
+			root := parseFile(t, tc.input)
+			golden.Assert(t, dump(root), tc.input+".parse.golden")
+			assert.Equal(t, root.Failed(), tc.failed)
+		})
+	}
+}
+
+func TestParseResultLines(t *testing.T) {
+	tests := []struct {
+		line      string
+		status    Status
+		name      string
+		directive Directive
+		reason    string
+	}{
+		{"ok 1 a", StatusPass, "a", "", ""},
+		{"not ok 1 - a", StatusFail, "a", "", ""},
+		{"ok 1 a # SKIP why not", StatusSkip, "a", Skip, "why not"},
+		{"ok 1 a # skip", StatusSkip, "a", Skip, ""},
+		{"ok 1 a # Skipped: no tmpfs", StatusSkip, "a", Skip, "no tmpfs"},
+		{"not ok 1 a # TODO later", StatusTodo, "a", Todo, "later"},
+		{"not ok 1 a # TIMEOUT 30 seconds", StatusTimeout, "a", Timeout, "30 seconds"},
+		{"ok 1 a # XFAIL known bug", StatusXFail, "a", XFail, "known bug"},
+		{"not ok 1 a # ERROR probe broke", StatusError, "a", Error, "probe broke"},
+		{`ok 1 a \# b`, StatusPass, "a # b", "", ""},
+		{"ok 1 a # just a comment", StatusPass, "a # just a comment", "", ""},
+		{"ok", StatusPass, "", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.line, func(t *testing.T) {
+			root := ParseString("1..1\n" + tc.line + "\n")
+			assert.Equal(t, len(root.Children), 1)
+			c := root.Children[0]
+			assert.Equal(t, c.Status, tc.status)
+			assert.Equal(t, c.Name, tc.name)
+			assert.Equal(t, c.Directive, tc.directive)
+			assert.Equal(t, c.Reason, tc.reason)
+			assert.Equal(t, c.Number, 1)
+		})
+	}
+}
+
+// writeSample drives a Writer the way the harness does.
+func writeSample(w *Writer) {
+	w.Version()
+	w.Plan(4)
+	w.Diag("checks create")
+	w.Result(Result{OK: true, Name: "create.tmpfs"})
+	sub := w.Sub("rename")
+	sub.Result(Result{OK: true, Name: "same_dir"})
+	sub.Diag("want: IN_MOVED_TO\ngot:  nothing")
+	sub.Result(Result{OK: false, Name: "cross_dir"})
+	inner := sub.Sub("deep")
+	inner.Result(Result{OK: true, Name: "leaf", Directive: Skip, Reason: "needs # ext4"})
+	sub.EndSub(inner, Result{OK: true})
+	w.EndSub(sub, Result{OK: false})
+	w.Result(Result{OK: true, Name: "evictable", Directive: Skip, Reason: "FAN_MARK_EVICTABLE not supported (EINVAL)"})
+	w.Result(Result{OK: false, Name: "slow", Directive: Timeout, Reason: "30 seconds"})
+}
+
+func TestWriterGolden(t *testing.T) {
+	for _, f := range []Format{TAP13, KTAP} {
+		name := map[Format]string{TAP13: "writer_tap13.golden", KTAP: "writer_ktap.golden"}[f]
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			writeSample(NewWriter(&buf, f))
+			golden.Assert(t, buf.String(), name)
+		})
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, f := range []Format{TAP13, KTAP} {
+		t.Run(fmt.Sprint(f), func(t *testing.T) {
+			var buf bytes.Buffer
+			writeSample(NewWriter(&buf, f))
+			root := ParseString(buf.String())
+			assert.Equal(t, len(root.Problems), 0, "problems: %v", root.Problems)
+			assert.Equal(t, root.Plan, 4)
+			type leaf struct {
+				Path   string
+				Status Status
+				Reason string
+			}
+			var got []leaf
+			root.Walk(func(p []string, l *Node) {
+				got = append(got, leaf{strings.Join(p, "/"), l.Status, l.Reason})
+			})
+			want := []leaf{
+				{"create.tmpfs", StatusPass, ""},
+				{"rename/same_dir", StatusPass, ""},
+				{"rename/cross_dir", StatusFail, ""},
+				{"rename/deep/leaf", StatusSkip, "needs # ext4"},
+				{"evictable", StatusSkip, "FAN_MARK_EVICTABLE not supported (EINVAL)"},
+				{"slow", StatusTimeout, "30 seconds"},
+			}
+			assert.DeepEqual(t, got, want)
+			assert.DeepEqual(t, root.Children[0].Diagnostics, []string{"checks create"})
+			assert.DeepEqual(t, root.Children[1].Children[1].Diagnostics, []string{"want: IN_MOVED_TO", "got:  nothing"})
+		})
+	}
+}
+
+func TestProveAcceptsWriter(t *testing.T) {
+	prove, err := exec.LookPath("prove")
+	if err != nil {
+		t.Skip("prove (perl Test::Harness) not installed")
+	}
+	tests := []struct {
+		name  string
+		write func(w *Writer)
+		ok    bool
+	}{
+		{"all_pass", func(w *Writer) {
+			w.Version()
+			w.Plan(2)
+			w.Result(Result{OK: true, Name: "a"})
+			s := w.Sub("b")
+			s.Result(Result{OK: true, Name: "b1"})
+			s.Result(Result{OK: true, Name: "b2", Directive: Skip, Reason: "no ext4"})
+			w.EndSub(s, Result{OK: true})
+		}, true},
+		{"skip_all", func(w *Writer) {
+			w.Version()
+			w.SkipAll("requires root")
+		}, true},
+		{"with_failure", writeSample, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tc.write(NewWriter(&buf, TAP13))
+			script := filepath.Join(t.TempDir(), tc.name+".t")
+			assert.NilError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+buf.String()+"EOF\n"), 0o755))
+			cmd := exec.Command(prove, "-v", "--exec", "/bin/sh", script)
+			out, err := cmd.CombinedOutput()
+			t.Logf("prove output:\n%s", out)
+			if tc.ok {
+				assert.NilError(t, err)
+				assert.Assert(t, !bytes.Contains(out, []byte("Parse errors")))
+			} else {
+				assert.Assert(t, err != nil, "prove accepted a failing stream")
+				assert.Assert(t, !bytes.Contains(out, []byte("Parse errors")), "prove found parse errors")
+			}
+		})
+	}
+}
+
+func TestReports(t *testing.T) {
+	root := parseFile(t, "tap13_nested.tap")
+	// A runner-shaped tree: binaries at the top.
+	bin := &Node{Name: "inotify_basic", Number: 1, Status: StatusFail, Plan: root.Plan, Children: root.Children, Duration: 1500 * time.Millisecond}
+	skipped := &Node{Name: "fanotify_perm", Number: 2, Status: StatusSkip, Directive: Skip, Reason: "requires root", Plan: 0, SkipAll: "requires root"}
+	crashed := parseFile(t, "truncated.tap")
+	crashBin := &Node{Name: "fanotify_ignore", Number: 3, Status: StatusFail, Plan: crashed.Plan, Children: crashed.Children, Problems: crashed.Problems,
+		Diagnostics: []string{"fanotify_ignore: exit status 2"}}
+	top := &Node{Plan: 3, Version: "TAP version 13", Children: []*Node{bin, skipped, crashBin}}
+
+	var junit bytes.Buffer
+	assert.NilError(t, WriteJUnit(&junit, top, "fsnsuite"))
+	golden.Assert(t, junit.String(), "report.junit.golden")
+
+	var js bytes.Buffer
+	assert.NilError(t, WriteJSON(&js, top))
+	golden.Assert(t, js.String(), "report.json.golden")
+}

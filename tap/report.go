@@ -1,0 +1,191 @@
+package tap
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteJSON writes root as indented JSON (the Node fields, statuses by name).
+func WriteJSON(w io.Writer, root *Node) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("writing json report: %w", err)
+	}
+	return nil
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr,omitempty"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr,omitempty"`
+	Cases    []junitCase `xml:"testcase"`
+	Out      string      `xml:"system-out,omitempty"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr,omitempty"`
+	Skipped   *junitMessage `xml:"skipped"`
+	Failure   *junitMessage `xml:"failure"`
+	Error     *junitMessage `xml:"error"`
+	Out       string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes root as JUnit XML: one <testsuite> per top-level child
+// (one test binary in a runner stream), one <testcase> per leaf below it
+// named by its path ("sub/case"), with <skipped message="reason">, <failure>
+// carrying the diagnostics, and <error> for missing points, timeouts of the
+// whole suite and problems of the stream (bail out, broken plan). suite names
+// the <testsuites> element and prefixes every classname.
+func WriteJUnit(w io.Writer, root *Node, suite string) error {
+	doc := junitSuites{Name: suite}
+	var total float64
+	for _, top := range root.Children {
+		s := junitSuite{Name: top.DisplayName()}
+		class := top.DisplayName()
+		if suite != "" {
+			class = suite + "." + class
+		}
+		if top.Duration > 0 {
+			s.Time = fmt.Sprintf("%.3f", top.Duration.Seconds())
+			total += top.Duration.Seconds()
+		}
+		if len(top.Children) == 0 {
+			s.Cases = append(s.Cases, junitCaseFor(top.DisplayName(), class, top))
+		}
+		top.Walk(func(path []string, leaf *Node) {
+			s.Cases = append(s.Cases, junitCaseFor(strings.Join(path, "/"), class, leaf))
+		})
+		if msg := blockProblems(top); msg != "" {
+			// The suite's own result (a crash, a timeout, a broken plan) is
+			// a case of its own, so that it can never hide behind green leaves.
+			c := junitCase{Name: top.DisplayName() + " (suite)", Classname: class,
+				Error: &junitMessage{Message: msg, Type: strings.ToUpper(top.Status.String()), Body: strings.Join(top.Diagnostics, "\n")}}
+			if len(top.Children) != 0 {
+				s.Cases = append(s.Cases, c)
+			}
+		}
+		if len(top.Diagnostics) > 0 {
+			s.Out = strings.Join(top.Diagnostics, "\n")
+		}
+		for _, c := range s.Cases {
+			s.Tests++
+			switch {
+			case c.Error != nil:
+				s.Errors++
+			case c.Failure != nil:
+				s.Failures++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+		doc.Suites = append(doc.Suites, s)
+	}
+	if total > 0 {
+		doc.Time = fmt.Sprintf("%.3f", total)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	return nil
+}
+
+// blockProblems describes what is wrong with a block as a whole, or "".
+func blockProblems(n *Node) string {
+	var p []string
+	if n.Status == StatusTimeout || n.Status == StatusError || n.Status == StatusMissing {
+		s := strings.ToUpper(n.Status.String())
+		if n.Reason != "" {
+			s += " " + n.Reason
+		}
+		p = append(p, s)
+	}
+	if n.Status == StatusFail && !anyLeafFailed(n) {
+		p = append(p, "reported not ok although no case below it failed")
+	}
+	if n.BailOut != "" {
+		p = append(p, "Bail out! "+n.BailOut)
+	}
+	p = append(p, n.Problems...)
+	return strings.Join(p, "; ")
+}
+
+func junitCaseFor(name, class string, n *Node) junitCase {
+	c := junitCase{Name: name, Classname: class}
+	if n.Duration > 0 {
+		c.Time = fmt.Sprintf("%.3f", n.Duration.Seconds())
+	}
+	body := strings.Join(n.Diagnostics, "\n")
+	switch n.Status {
+	case StatusSkip:
+		c.Skipped = &junitMessage{Message: n.Reason}
+		c.Out = body
+	case StatusTodo, StatusXFail:
+		c.Out = strings.TrimSpace(fmt.Sprintf("%s %s\n%s", n.Directive, n.Reason, body))
+	case StatusFail:
+		msg := "failed"
+		if len(n.Diagnostics) > 0 {
+			msg = n.Diagnostics[0]
+		}
+		c.Failure = &junitMessage{Message: msg, Type: "FAIL", Body: body}
+	case StatusTimeout:
+		c.Failure = &junitMessage{Message: strings.TrimSpace("TIMEOUT " + n.Reason), Type: "TIMEOUT", Body: body}
+	case StatusError:
+		c.Error = &junitMessage{Message: strings.TrimSpace("ERROR " + n.Reason), Type: "ERROR", Body: body}
+	case StatusMissing:
+		c.Error = &junitMessage{Message: "test point never reported (crash, bail out or kill)", Type: "MISSING", Body: body}
+	default:
+		if n.SkipAll != "" {
+			c.Skipped = &junitMessage{Message: n.SkipAll}
+		}
+		c.Out = body
+	}
+	if c.Failure == nil && c.Error == nil && (len(n.Problems) > 0 || n.BailOut != "") {
+		c.Skipped = nil
+		c.Error = &junitMessage{Message: blockProblems(n), Type: "BROKEN", Body: body}
+	}
+	return c
+}
+
+func anyLeafFailed(n *Node) bool {
+	failed := false
+	n.Walk(func(_ []string, l *Node) { failed = failed || l.Failed() })
+	return failed
+}
