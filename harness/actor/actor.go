@@ -1,0 +1,311 @@
+// Package actor runs file operations in another process, so that the events
+// they cause carry a pid other than the test's own and so that an operation
+// blocked on a permission event does not block the listener. An actor is this
+// same test binary re-executed with FSNSUITE_ACTOR=1: harness.Main hands such
+// a process to Serve before doing anything else.
+package actor
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// EnvActor marks a process started as an actor.
+const EnvActor = "FSNSUITE_ACTOR"
+
+// IsActor reports whether this process was started as an actor.
+func IsActor() bool { return os.Getenv(EnvActor) == "1" }
+
+// Op is one request to an actor.
+type Op struct {
+	Kind  string   // see the methods of Actor for the kinds
+	Path  string   `json:",omitempty"`
+	Path2 string   `json:",omitempty"`
+	Flags int      `json:",omitempty"`
+	Mode  uint32   `json:",omitempty"`
+	Fd    int      `json:",omitempty"`
+	N     int      `json:",omitempty"`
+	Off   int64    `json:",omitempty"`
+	Data  []byte   `json:",omitempty"`
+	Args  []string `json:",omitempty"`
+}
+
+// Result is an actor's answer.
+type Result struct {
+	// Errno is the errno of the failed call, 0 on success.
+	Errno unix.Errno
+	// Fd is the descriptor an open returned; N a count (bytes, exit status).
+	Fd   int
+	N    int
+	Data []byte `json:",omitempty"`
+}
+
+// Err returns the errno as an error, or nil.
+func (r Result) Err() error {
+	if r.Errno == 0 {
+		return nil
+	}
+	return r.Errno
+}
+
+type hello struct{ Pid, Tid int }
+
+// Actor is a running actor process.
+type Actor struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	pid  int
+	tid  int
+	mu   sync.Mutex // serialises requests
+	resp chan Result
+	dead chan struct{}
+	once sync.Once
+}
+
+var (
+	live    sync.Map // *Actor -> struct{}
+	ErrDead = errors.New("actor process is gone")
+)
+
+// Start starts an actor process.
+func Start() (*Actor, error) {
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args[0] = "fsnsuite-actor"
+	cmd.Env = append(os.Environ(), EnvActor+"=1")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("actor stdin: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("actor stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start actor: %w", err)
+	}
+	a := &Actor{cmd: cmd, in: in, pid: cmd.Process.Pid, resp: make(chan Result, 16), dead: make(chan struct{})}
+	live.Store(a, struct{}{})
+	dec := json.NewDecoder(bufio.NewReader(out))
+	var h hello
+	if err := dec.Decode(&h); err != nil {
+		a.Kill()
+		return nil, fmt.Errorf("actor hello: %w", err)
+	}
+	a.tid = h.Tid
+	go func() {
+		defer close(a.dead)
+		for {
+			var r Result
+			if err := dec.Decode(&r); err != nil {
+				return
+			}
+			a.resp <- r
+		}
+	}()
+	return a, nil
+}
+
+// Pid is the actor's process id (what fanotify reports without FAN_REPORT_TID).
+func (a *Actor) Pid() int { return a.pid }
+
+// Tid is the id of the actor thread that performs every operation.
+func (a *Actor) Tid() int { return a.tid }
+
+// Kill ends the actor and reaps it. Safe to call more than once.
+func (a *Actor) Kill() {
+	a.once.Do(func() {
+		live.Delete(a)
+		syscall.Kill(-a.pid, syscall.SIGKILL)
+		a.cmd.Process.Kill()
+		a.in.Close()
+		a.cmd.Wait()
+	})
+}
+
+// KillAll kills every live actor of this process (the watchdog's second step).
+func KillAll() {
+	live.Range(func(k, _ any) bool {
+		k.(*Actor).Kill()
+		return true
+	})
+}
+
+// Pending is an operation sent but not yet answered.
+type Pending struct {
+	a *Actor
+}
+
+// Send sends op without waiting for its answer; Wait collects it. Operations
+// are answered in the order they were sent.
+func (a *Actor) Send(op Op) (*Pending, error) {
+	b, err := json.Marshal(op)
+	if err != nil {
+		return nil, fmt.Errorf("encode actor op: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.in.Write(append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("send %s to actor: %w", op.Kind, err)
+	}
+	return &Pending{a: a}, nil
+}
+
+// ErrStillBlocked is returned by Wait when the operation has not finished.
+var ErrStillBlocked = errors.New("actor operation still blocked")
+
+// Wait waits up to d for the answer.
+func (p *Pending) Wait(d time.Duration) (Result, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case r := <-p.a.resp:
+		return r, nil
+	case <-p.a.dead:
+		select {
+		case r := <-p.a.resp:
+			return r, nil
+		default:
+		}
+		return Result{}, ErrDead
+	case <-t.C:
+		return Result{}, fmt.Errorf("after %v: %w", d, ErrStillBlocked)
+	}
+}
+
+// DefaultWait bounds the synchronous helpers.
+var DefaultWait = 10 * time.Second
+
+// Do sends op and waits for its answer. The error reports only transport
+// problems; the operation's own errno is in the Result.
+func (a *Actor) Do(op Op) (Result, error) {
+	p, err := a.Send(op)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Wait(DefaultWait)
+}
+
+func (a *Actor) do(op Op) (Result, error) {
+	r, err := a.Do(op)
+	if err != nil {
+		return r, err
+	}
+	return r, r.Err()
+}
+
+// Open opens path in the actor and returns the actor's fd.
+func (a *Actor) Open(path string, flags int, mode uint32) (int, error) {
+	r, err := a.do(Op{Kind: "open", Path: path, Flags: flags, Mode: mode})
+	return r.Fd, err
+}
+
+// Close closes an actor fd.
+func (a *Actor) Close(fd int) error { _, err := a.do(Op{Kind: "close", Fd: fd}); return err }
+
+// Read reads up to n bytes from an actor fd.
+func (a *Actor) Read(fd, n int) ([]byte, error) {
+	r, err := a.do(Op{Kind: "read", Fd: fd, N: n})
+	return r.Data, err
+}
+
+// Write writes data to an actor fd.
+func (a *Actor) Write(fd int, data []byte) (int, error) {
+	r, err := a.do(Op{Kind: "write", Fd: fd, Data: data})
+	return r.N, err
+}
+
+// Pwrite writes data at off.
+func (a *Actor) Pwrite(fd int, data []byte, off int64) (int, error) {
+	r, err := a.do(Op{Kind: "pwrite", Fd: fd, Data: data, Off: off})
+	return r.N, err
+}
+
+// Rename renames from to to.
+func (a *Actor) Rename(from, to string) error {
+	_, err := a.do(Op{Kind: "rename", Path: from, Path2: to})
+	return err
+}
+
+// Link makes a hard link to at new.
+func (a *Actor) Link(old, new string) error {
+	_, err := a.do(Op{Kind: "link", Path: old, Path2: new})
+	return err
+}
+
+// Unlink removes a file.
+func (a *Actor) Unlink(path string) error { _, err := a.do(Op{Kind: "unlink", Path: path}); return err }
+
+// Mkdir makes a directory.
+func (a *Actor) Mkdir(path string, mode uint32) error {
+	_, err := a.do(Op{Kind: "mkdir", Path: path, Mode: mode})
+	return err
+}
+
+// Rmdir removes a directory.
+func (a *Actor) Rmdir(path string) error { _, err := a.do(Op{Kind: "rmdir", Path: path}); return err }
+
+// Chmod changes a file's mode (an attribute change).
+func (a *Actor) Chmod(path string, mode uint32) error {
+	_, err := a.do(Op{Kind: "chmod", Path: path, Mode: mode})
+	return err
+}
+
+// Truncate sets a file's size by path.
+func (a *Actor) Truncate(path string, size int64) error {
+	_, err := a.do(Op{Kind: "truncate", Path: path, Off: size})
+	return err
+}
+
+// Exec runs path with args in a child of the actor and returns its exit
+// status; the error is execve's errno when it failed.
+func (a *Actor) Exec(path string, args ...string) (int, error) {
+	r, err := a.do(Op{Kind: "exec", Path: path, Args: args})
+	return r.N, err
+}
+
+// Touch opens path with O_CREAT|O_WRONLY and closes it.
+func (a *Actor) Touch(path string) error {
+	fd, err := a.Open(path, unix.O_CREAT|unix.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return a.Close(fd)
+}
+
+// WriteFile opens path for writing (creating it), writes data, and closes it.
+func (a *Actor) WriteFile(path string, data []byte) error {
+	fd, err := a.Open(path, unix.O_CREAT|unix.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Write(fd, data); err != nil {
+		a.Close(fd)
+		return err
+	}
+	return a.Close(fd)
+}
+
+// ReadFile opens path read-only, reads up to n bytes, and closes it.
+func (a *Actor) ReadFile(path string, n int) ([]byte, error) {
+	fd, err := a.Open(path, unix.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	data, err := a.Read(fd, n)
+	if cerr := a.Close(fd); err == nil {
+		err = cerr
+	}
+	return data, err
+}

@@ -1,0 +1,136 @@
+// Package expect compares the events a case received with the events it
+// expected, in order, and reports a mismatch the way a kernel developer wants
+// to read it: what was done, the whole wanted list, the whole received list
+// (symbolic masks), and a go-cmp diff of the two.
+package expect
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+)
+
+// TB is the part of harness.T (or testing.T) the helpers need.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// None is the expectation "no event at all", for readability at call sites.
+var None []fanotify.Event
+
+// FanotifyEqual compares wanted and received fanotify events in order. The
+// event fd number is never compared (it is arbitrary); Dev and Ino are compared
+// only where the wanted event sets them. It returns the report ("" when equal).
+func FanotifyEqual(got, want []fanotify.Event) string {
+	norm := make([]fanotify.Event, len(got))
+	for i, g := range got {
+		g.Fd = 0
+		if i < len(want) && want[i].Ino == 0 && want[i].Dev == 0 {
+			g.Dev, g.Ino = 0, 0
+		}
+		norm[i] = g
+	}
+	w := make([]fanotify.Event, len(want))
+	for i, e := range want {
+		e.Fd = 0
+		w[i] = e
+	}
+	diff := cmp.Diff(w, norm, cmp.Transformer("mask", func(m fanotify.Mask) string { return m.String() }))
+	if diff == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  want: " + listFan(w) + "\n")
+	b.WriteString("  got:  " + listFan(norm) + "\n")
+	b.WriteString("  diff (-want +got):\n")
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+func listFan(evs []fanotify.Event) string {
+	if len(evs) == 0 {
+		return "no event"
+	}
+	var parts []string
+	for i, e := range evs {
+		parts = append(parts, fmt.Sprintf("[%d] %s", i, e))
+	}
+	return strings.Join(parts, "\n        ")
+}
+
+// Fanotify fails t with a readable report when got differs from want. did
+// describes the setup and the operations in one line.
+func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
+	t.Helper()
+	if r := FanotifyEqual(got, want); r != "" {
+		t.Errorf("events differ\n  did:  %s\n%s", did, strings.TrimRight(r, "\n"))
+		return false
+	}
+	return true
+}
+
+// NormalizeCookies replaces each distinct non-zero cookie by its order of
+// first appearance (1, 2, …), so a wanted list can say "these two events
+// share a cookie" without knowing the kernel's value.
+func NormalizeCookies(evs []inotify.Event) []inotify.Event {
+	seen := map[uint32]uint32{}
+	out := make([]inotify.Event, len(evs))
+	for i, e := range evs {
+		if e.Cookie != 0 {
+			n, ok := seen[e.Cookie]
+			if !ok {
+				n = uint32(len(seen) + 1)
+				seen[e.Cookie] = n
+			}
+			e.Cookie = n
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// InotifyEqual compares inotify events in order after NormalizeCookies on
+// the received list; wanted cookies are written as 1, 2, … by pairing.
+func InotifyEqual(got, want []inotify.Event) string {
+	norm := NormalizeCookies(got)
+	diff := cmp.Diff(want, norm, cmp.Transformer("mask", func(m inotify.Mask) string { return m.String() }))
+	if diff == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  want: " + listIn(want) + "\n")
+	b.WriteString("  got:  " + listIn(norm) + "\n")
+	b.WriteString("  diff (-want +got):\n")
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+func listIn(evs []inotify.Event) string {
+	if len(evs) == 0 {
+		return "no event"
+	}
+	var parts []string
+	for i, e := range evs {
+		parts = append(parts, fmt.Sprintf("[%d] %s", i, e))
+	}
+	return strings.Join(parts, "\n        ")
+}
+
+// Inotify fails t with a readable report when got differs from want.
+func Inotify(t TB, did string, got, want []inotify.Event) bool {
+	t.Helper()
+	if r := InotifyEqual(got, want); r != "" {
+		t.Errorf("events differ\n  did:  %s\n%s", did, strings.TrimRight(r, "\n"))
+		return false
+	}
+	return true
+}

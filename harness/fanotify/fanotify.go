@@ -1,0 +1,473 @@
+// Package fanotify is a typed wrapper of fanotify(7): groups, marks, reads with
+// a deadline, decoding of event metadata and every info record type, and
+// responses to permission events. Every open group is registered so that the
+// harness watchdog can close them all at once (which releases any process
+// blocked on a permission event).
+package fanotify
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Group is one fanotify group (one fanotify_init file descriptor).
+type Group struct {
+	InitFlags   uint
+	EventFFlags uint
+
+	mu      sync.Mutex
+	fd      int
+	closed  bool
+	heldFds map[int32]bool // event fds of permission events, closed with the group
+}
+
+var registry sync.Map // *Group -> struct{}
+
+// Init calls fanotify_init(2). The error wraps the errno unchanged, so callers
+// can tell EPERM (unprivileged) from EINVAL (unknown flag) with errors.Is.
+func Init(flags, eventFFlags uint) (*Group, error) {
+	fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, eventFFlags)
+	if err != nil {
+		return nil, fmt.Errorf("fanotify_init(%s, %#x): %w", InitFlagsString(flags), eventFFlags, err)
+	}
+	g := &Group{InitFlags: flags, EventFFlags: eventFFlags, fd: fd, heldFds: map[int32]bool{}}
+	registry.Store(g, struct{}{})
+	return g, nil
+}
+
+// Fd returns the group's file descriptor (for tests that need raw access).
+func (g *Group) Fd() int { return g.fd }
+
+// Close closes the group and any permission-event fds it still holds. Closing
+// the group allows every pending permission event (fanotify(7)). Safe to call
+// more than once and from another goroutine.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	registry.Delete(g)
+	for fd := range g.heldFds {
+		unix.Close(int(fd))
+	}
+	g.heldFds = nil
+	if err := unix.Close(g.fd); err != nil {
+		return fmt.Errorf("close fanotify group: %w", err)
+	}
+	return nil
+}
+
+// CloseAll closes every group that is still open in this process. The harness
+// watchdog calls it first on a timeout.
+func CloseAll() {
+	registry.Range(func(k, _ any) bool {
+		k.(*Group).Close()
+		return true
+	})
+}
+
+// Mark calls fanotify_mark(2). dirfd is usually unix.AT_FDCWD.
+func (g *Group) Mark(flags uint, mask uint64, dirfd int, path string) error {
+	if err := unix.FanotifyMark(g.fd, flags, mask, dirfd, path); err != nil {
+		return fmt.Errorf("fanotify_mark(%s, %s, %q): %w", MarkFlagsString(flags), Mask(mask), path, err)
+	}
+	return nil
+}
+
+// Add adds mask to the mark of the given kind (0 for an inode, FAN_MARK_MOUNT,
+// FAN_MARK_FILESYSTEM, plus any other flags) on path.
+func (g *Group) Add(flags uint, mask uint64, path string) error {
+	return g.Mark(unix.FAN_MARK_ADD|flags, mask, unix.AT_FDCWD, path)
+}
+
+// Remove removes mask from the mark on path.
+func (g *Group) Remove(flags uint, mask uint64, path string) error {
+	return g.Mark(unix.FAN_MARK_REMOVE|flags, mask, unix.AT_FDCWD, path)
+}
+
+// Event is one decoded fanotify event.
+type Event struct {
+	Mask Mask
+	// Pid is the metadata's pid field (a tid with FAN_REPORT_TID).
+	Pid int32
+	// Fd is the event's file descriptor as read (FAN_NOFD when the group reports
+	// FIDs). For notification events it has been closed after decoding; for
+	// permission events it stays open until Respond's caller or Group.Close.
+	Fd int32
+	// Path is readlink(/proc/self/fd/Fd) taken at decode time, "" without an fd.
+	Path string
+	// Dev and Ino identify the object behind Fd (0 without an fd).
+	Dev, Ino uint64
+	// Info are the info records in the order the kernel wrote them.
+	Info []Info
+}
+
+// Info is one decoded info record. Only the fields of its Type are set.
+type Info struct {
+	Type uint8
+	// FID, DFID, DFID_NAME, OLD_DFID_NAME, NEW_DFID_NAME.
+	Fsid       [2]int32
+	HandleType int32
+	Handle     string // hex of f_handle
+	Name       string
+	// PIDFD: the pid the pidfd refers to (from its fdinfo), or the negative
+	// FAN_NOPIDFD / FAN_EPIDFD value the kernel put in its place.
+	PidfdPid int32
+	// ERROR.
+	Error      int32
+	ErrorCount uint32
+	// RANGE.
+	Offset, Count uint64
+	// MNT.
+	MntID uint64
+}
+
+// String renders the record compactly for failure reports.
+func (i Info) String() string {
+	t := InfoTypeString(i.Type)
+	switch i.Type {
+	case unix.FAN_EVENT_INFO_TYPE_FID, unix.FAN_EVENT_INFO_TYPE_DFID:
+		return fmt.Sprintf("%s{fsid=%x.%x handle=%d:%s}", t, uint32(i.Fsid[0]), uint32(i.Fsid[1]), i.HandleType, i.Handle)
+	case unix.FAN_EVENT_INFO_TYPE_DFID_NAME, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME:
+		return fmt.Sprintf("%s{fsid=%x.%x handle=%d:%s name=%q}", t, uint32(i.Fsid[0]), uint32(i.Fsid[1]), i.HandleType, i.Handle, i.Name)
+	case unix.FAN_EVENT_INFO_TYPE_PIDFD:
+		return fmt.Sprintf("%s{pid=%d}", t, i.PidfdPid)
+	case unix.FAN_EVENT_INFO_TYPE_ERROR:
+		return fmt.Sprintf("%s{error=%d count=%d}", t, i.Error, i.ErrorCount)
+	case unix.FAN_EVENT_INFO_TYPE_RANGE:
+		return fmt.Sprintf("%s{offset=%d count=%d}", t, i.Offset, i.Count)
+	case unix.FAN_EVENT_INFO_TYPE_MNT:
+		return fmt.Sprintf("%s{mnt_id=%d}", t, i.MntID)
+	}
+	return t
+}
+
+// String renders the event on one line: mask, path, pid, info records.
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(e.Mask.String())
+	if e.Path != "" {
+		b.WriteString(" " + e.Path)
+	}
+	fmt.Fprintf(&b, " pid=%d", e.Pid)
+	for _, i := range e.Info {
+		b.WriteString(" " + i.String())
+	}
+	return b.String()
+}
+
+// IsPermission reports whether the event waits for a response.
+func (e Event) IsPermission() bool { return uint64(e.Mask)&PermissionEvents != 0 }
+
+// ErrTimeout is returned by Read when the deadline passes with nothing to read.
+var ErrTimeout = errors.New("no fanotify event before the deadline")
+
+const readBufSize = 64 << 10
+
+// Read waits until events are readable or the deadline passes, then returns the
+// events of one read(2). It returns ErrTimeout when nothing arrived in time.
+func (g *Group) Read(deadline time.Time) ([]Event, error) {
+	ready, err := pollIn(g.fd, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if !ready {
+		return nil, ErrTimeout
+	}
+	return g.readOnce()
+}
+
+// Drain reads without blocking until the queue is empty (EAGAIN or nothing to
+// poll) and returns everything read. Since fsnotify queues an event before the
+// syscall that caused it returns, draining after the triggering call returned
+// sees every event that call produced.
+func (g *Group) Drain() ([]Event, error) {
+	var all []Event
+	for {
+		ready, err := pollIn(g.fd, time.Time{})
+		if err != nil {
+			return all, err
+		}
+		if !ready {
+			return all, nil
+		}
+		evs, err := g.readOnce()
+		if errors.Is(err, unix.EAGAIN) {
+			return all, nil
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+// Collect reads until the deadline passes and returns everything that arrived,
+// for "nothing else arrives within d" checks.
+func (g *Group) Collect(d time.Duration) ([]Event, error) {
+	deadline := time.Now().Add(d)
+	var all []Event
+	for {
+		evs, err := g.Read(deadline)
+		if errors.Is(err, ErrTimeout) {
+			return all, nil
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+// ReadN reads until n events have arrived or the deadline passes.
+func (g *Group) ReadN(n int, deadline time.Time) ([]Event, error) {
+	var all []Event
+	for len(all) < n {
+		evs, err := g.Read(deadline)
+		if errors.Is(err, ErrTimeout) {
+			return all, fmt.Errorf("got %d of %d events: %w", len(all), n, err)
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+func (g *Group) readOnce() ([]Event, error) {
+	buf := make([]byte, readBufSize)
+	n, err := unix.Read(g.fd, buf)
+	if err != nil {
+		return nil, fmt.Errorf("read fanotify group: %w", err)
+	}
+	evs, err := Decode(buf[:n])
+	// Notification events' fds are ours to close; permission events' fds are
+	// kept until the group closes so Respond can name them.
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := range evs {
+		e := &evs[i]
+		if e.Fd < 0 {
+			continue
+		}
+		if e.IsPermission() && !g.closed {
+			g.heldFds[e.Fd] = true
+			continue
+		}
+		unix.Close(int(e.Fd))
+	}
+	return evs, err
+}
+
+// metadata mirrors struct fanotify_event_metadata.
+type metadata = unix.FanotifyEventMetadata
+
+// Decode parses a buffer returned by read(2) on a fanotify fd. It fills Path,
+// Dev and Ino from each event fd but does not close the fds.
+func Decode(buf []byte) ([]Event, error) {
+	var evs []Event
+	for len(buf) > 0 {
+		if len(buf) < int(unix.FAN_EVENT_METADATA_LEN) {
+			return evs, fmt.Errorf("short fanotify event: %d bytes left", len(buf))
+		}
+		m := (*metadata)(unsafe.Pointer(&buf[0]))
+		if m.Vers != unix.FANOTIFY_METADATA_VERSION {
+			return evs, fmt.Errorf("fanotify metadata version %d, want %d", m.Vers, unix.FANOTIFY_METADATA_VERSION)
+		}
+		if int(m.Event_len) > len(buf) || m.Event_len < uint32(m.Metadata_len) {
+			return evs, fmt.Errorf("bad fanotify event_len %d (buffer %d, metadata_len %d)", m.Event_len, len(buf), m.Metadata_len)
+		}
+		e := Event{Mask: Mask(m.Mask), Pid: m.Pid, Fd: m.Fd}
+		if m.Fd >= 0 {
+			e.Path, _ = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(m.Fd)))
+			var st unix.Stat_t
+			if unix.Fstat(int(m.Fd), &st) == nil {
+				e.Dev, e.Ino = st.Dev, st.Ino
+			}
+		}
+		info, err := decodeInfo(buf[m.Metadata_len:m.Event_len])
+		e.Info = info
+		evs = append(evs, e)
+		if err != nil {
+			return evs, err
+		}
+		buf = buf[m.Event_len:]
+	}
+	return evs, nil
+}
+
+func decodeInfo(b []byte) ([]Info, error) {
+	var out []Info
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return out, fmt.Errorf("short info header: %d bytes", len(b))
+		}
+		typ, ln := b[0], int(le16(b[2:]))
+		if ln < 4 || ln > len(b) {
+			return out, fmt.Errorf("bad info record length %d (type %s, %d left)", ln, InfoTypeString(typ), len(b))
+		}
+		rec, body := Info{Type: typ}, b[4:ln]
+		switch typ {
+		case unix.FAN_EVENT_INFO_TYPE_FID, unix.FAN_EVENT_INFO_TYPE_DFID, unix.FAN_EVENT_INFO_TYPE_DFID_NAME,
+			unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME:
+			if len(body) < 16 {
+				return out, fmt.Errorf("short %s record", InfoTypeString(typ))
+			}
+			rec.Fsid = [2]int32{int32(le32(body)), int32(le32(body[4:]))}
+			hb := int(le32(body[8:]))
+			rec.HandleType = int32(le32(body[12:]))
+			if 16+hb > len(body) {
+				return out, fmt.Errorf("%s handle_bytes %d overruns record", InfoTypeString(typ), hb)
+			}
+			rec.Handle = fmt.Sprintf("%x", body[16:16+hb])
+			if typ != unix.FAN_EVENT_INFO_TYPE_FID && typ != unix.FAN_EVENT_INFO_TYPE_DFID {
+				name := body[16+hb:]
+				if i := indexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				rec.Name = string(name)
+			}
+		case unix.FAN_EVENT_INFO_TYPE_PIDFD:
+			if len(body) < 4 {
+				return out, errors.New("short PIDFD record")
+			}
+			pidfd := int32(le32(body))
+			rec.PidfdPid = pidfd
+			if pidfd >= 0 {
+				rec.PidfdPid = pidOfPidfd(int(pidfd))
+				unix.Close(int(pidfd))
+			}
+		case unix.FAN_EVENT_INFO_TYPE_ERROR:
+			if len(body) < 8 {
+				return out, errors.New("short ERROR record")
+			}
+			rec.Error, rec.ErrorCount = int32(le32(body)), le32(body[4:])
+		case unix.FAN_EVENT_INFO_TYPE_RANGE:
+			if len(body) < 20 {
+				return out, errors.New("short RANGE record")
+			}
+			rec.Offset, rec.Count = le64(body[4:]), le64(body[12:])
+		case unix.FAN_EVENT_INFO_TYPE_MNT:
+			if len(body) < 8 {
+				return out, errors.New("short MNT record")
+			}
+			rec.MntID = le64(body)
+		}
+		out = append(out, rec)
+		b = b[ln:]
+	}
+	return out, nil
+}
+
+// pidOfPidfd reads the "Pid:" line of a pidfd's fdinfo (-1 if the process is gone).
+func pidOfPidfd(fd int) int32 {
+	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pid:"); ok {
+			p, _ := strconv.Atoi(strings.TrimSpace(v))
+			return int32(p)
+		}
+	}
+	return 0
+}
+
+// Response values for Respond.
+const (
+	Allow = unix.FAN_ALLOW
+	Deny  = unix.FAN_DENY
+)
+
+// DenyErrno builds a FAN_DENY response carrying errno (FAN_DENY_ERRNO, Linux 6.14).
+func DenyErrno(errno unix.Errno) uint32 {
+	return unix.FAN_DENY | uint32(errno)<<unix.FAN_ERRNO_SHIFT
+}
+
+// Respond writes a struct fanotify_response for the permission event whose fd is fd.
+func (g *Group) Respond(fd int32, response uint32) error {
+	r := unix.FanotifyResponse{Fd: fd, Response: response}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r))
+	return g.WriteRaw(b)
+}
+
+// WriteRaw writes b to the group fd as is, for response-validation tests.
+func (g *Group) WriteRaw(b []byte) error {
+	n, err := unix.Write(g.fd, b)
+	if err != nil {
+		return fmt.Errorf("write fanotify response: %w", err)
+	}
+	if n != len(b) {
+		return fmt.Errorf("write fanotify response: wrote %d of %d bytes", n, len(b))
+	}
+	return nil
+}
+
+// ReleaseFd closes a permission event's fd held by the group (after answering it).
+func (g *Group) ReleaseFd(fd int32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.heldFds[fd] {
+		delete(g.heldFds, fd)
+		unix.Close(int(fd))
+	}
+}
+
+// pollIn waits for POLLIN on fd until deadline (zero deadline: do not wait).
+func pollIn(fd int, deadline time.Time) (bool, error) {
+	for {
+		ms := 0
+		if !deadline.IsZero() {
+			d := time.Until(deadline)
+			if d <= 0 {
+				ms = 0
+			} else {
+				ms = int((d + time.Millisecond - 1) / time.Millisecond)
+			}
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("poll: %w", err)
+		}
+		if fds[0].Revents&unix.POLLNVAL != 0 {
+			return false, fmt.Errorf("poll: fd %d is closed", fd)
+		}
+		if n > 0 {
+			return true, nil
+		}
+		if deadline.IsZero() || !time.Now().Before(deadline) {
+			return false, nil
+		}
+	}
+}
+
+func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}

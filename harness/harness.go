@@ -1,0 +1,243 @@
+// Package harness is the framework every fsnsuite test binary links. A binary
+// declares a Suite (its cases as a table) and calls Main, which parses the
+// command line, checks for root, re-executes itself in a private mount
+// namespace, runs each case on each filesystem with a deadline, and prints TAP
+// (or KTAP) with kselftest (or LTP) exit codes.
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// Suite describes one test binary.
+type Suite struct {
+	// Name is the binary's name, [a-z0-9_].
+	Name string
+	// Doc says in one line what the binary checks.
+	Doc string
+	// Needs are features without which no case can run; when one is missing
+	// every case is reported as skipped with the reason.
+	Needs []*feature.Feature
+	// Filesystems each case runs on, in order ("tmpfs", "ext4"); the case
+	// name gets the filesystem as a suffix after a dot. Empty: each case runs
+	// once, unsuffixed, on tmpfs.
+	Filesystems []string
+	// Cases is the table.
+	Cases []Case
+	// NoNamespace skips the private mount namespace (for binaries that need
+	// none, such as pure API checks). Default false.
+	NoNamespace bool
+}
+
+// Case is one row of a suite's table.
+type Case struct {
+	// Name is the case's stable name, [a-z0-9_].
+	Name string
+	// Doc says in one line what the case proves; printed before its result.
+	Doc string
+	// Needs are features this case needs beyond the suite's.
+	Needs []*feature.Feature
+	// Fix names the kernel commit the expected behaviour depends on; a failure
+	// prints it as a hint.
+	Fix *Fix
+	// Filesystems overrides Suite.Filesystems for this case when non-nil.
+	Filesystems []string
+	// Run is the case body.
+	Run func(t *T)
+}
+
+// Fix is a kernel commit a case's expectation depends on.
+type Fix struct {
+	Commit  string
+	Subject string
+}
+
+// Hint renders the line printed with a failure.
+func (f *Fix) Hint() string {
+	id := f.Commit
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return fmt.Sprintf("HINT: kernel may lack %s (%q)", id, f.Subject)
+}
+
+// Options are the parsed common flags, visible to suites that need them
+// (perf binaries read Profile through their own flags).
+type Options struct {
+	List     bool
+	Run      string
+	Timeout  time.Duration
+	Format   string
+	Strict   bool
+	Exit     string
+	Verbose  bool
+	runRegex *regexp.Regexp
+}
+
+// Opts holds the options of the running binary once Main has parsed them.
+var Opts Options
+
+// Exit codes.
+const (
+	ksftPass = 0
+	ksftFail = 1
+	ksftSkip = 4
+
+	ltpPass   = 0
+	ltpFail   = 1
+	ltpBroken = 2
+	ltpConf   = 32
+)
+
+func registerFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&Opts.List, "list", false, "print the case names and exit")
+	fs.StringVar(&Opts.Run, "run", "", "run only cases whose name matches this regular expression")
+	fs.DurationVar(&Opts.Timeout, "timeout", 30*time.Second, "deadline of each case")
+	fs.StringVar(&Opts.Format, "format", envOr("FSNSUITE_FORMAT", "tap13"), "output format: tap13 or ktap")
+	fs.BoolVar(&Opts.Strict, "strict", os.Getenv("FSNSUITE_STRICT") == "1", "treat every skip as a failure")
+	fs.StringVar(&Opts.Exit, "exit", envOr("FSNSUITE_EXIT", "kselftest"), "exit code convention: kselftest or ltp")
+	fs.BoolVar(&Opts.Verbose, "v", false, "print every case's log, not only failures'")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+type instance struct {
+	c    *Case
+	fs   string
+	name string
+}
+
+func expand(s *Suite) []instance {
+	var out []instance
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		fss := s.Filesystems
+		if c.Filesystems != nil {
+			fss = c.Filesystems
+		}
+		if len(fss) == 0 {
+			out = append(out, instance{c: c, fs: "tmpfs", name: c.Name})
+			continue
+		}
+		for _, f := range fss {
+			out = append(out, instance{c: c, fs: f, name: c.Name + "." + f})
+		}
+	}
+	return out
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)*$`)
+
+// Main runs the suite and exits. It never returns.
+func Main(s Suite) {
+	if actor.IsActor() {
+		os.Exit(actor.Serve())
+	}
+	os.Exit(run(s, os.Args[1:]))
+}
+
+func run(s Suite, args []string) int {
+	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+	registerFlags(fs)
+	for _, r := range extraFlags {
+		r(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "%s: %s\n\nusage: %s [flags]\n", s.Name, s.Doc, s.Name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	ltp := Opts.Exit == "ltp"
+	format, err := tap.ParseFormat(Opts.Format)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if Opts.Run != "" {
+		if Opts.runRegex, err = regexp.Compile(Opts.Run); err != nil {
+			fmt.Fprintf(os.Stderr, "-run: %v\n", err)
+			return 2
+		}
+	}
+	all := expand(&s)
+	seen := map[string]bool{}
+	for _, in := range all {
+		if !validName.MatchString(in.name) || seen[in.name] {
+			fmt.Fprintf(os.Stderr, "%s: bad or duplicate case name %q\n", s.Name, in.name)
+			return 2
+		}
+		seen[in.name] = true
+	}
+	var selected []instance
+	for _, in := range all {
+		if Opts.runRegex == nil || Opts.runRegex.MatchString(in.name) {
+			selected = append(selected, in)
+		}
+	}
+	if Opts.List {
+		for _, in := range selected {
+			fmt.Println(in.name)
+		}
+		return 0
+	}
+
+	if os.Geteuid() != 0 {
+		w := tap.NewWriter(os.Stdout, format)
+		w.Version()
+		w.SkipAll("requires root")
+		return pick(ltp, ksftSkip, ltpConf)
+	}
+	if !s.NoNamespace && !fixture.InPrivateNamespace() {
+		code, err := fixture.ReexecInPrivateNamespace()
+		if err != nil {
+			w := tap.NewWriter(os.Stdout, format)
+			w.Version()
+			if feature.IsSkip((&feature.Feature{Name: "private mount namespace"}).ClassifyErr(err)) {
+				w.SkipAll(fmt.Sprintf("%v", err))
+				return pick(ltp, ksftSkip, ltpConf)
+			}
+			w.Diagf("%s: %v", s.Name, err)
+			w.Plan(0)
+			return pick(ltp, ksftFail, ltpBroken)
+		}
+		return code
+	}
+	r := newRunner(&s, format, ltp)
+	return r.runAll(selected)
+}
+
+func pick(ltp bool, ksft, ltpCode int) int {
+	if ltp {
+		return ltpCode
+	}
+	return ksft
+}
+
+// extraFlags lets other packages (harness/perf) add flags before parsing.
+var extraFlags []func(*flag.FlagSet)
+
+// RegisterFlags adds flags to every binary's command line; call it from an
+// init function.
+func RegisterFlags(fn func(*flag.FlagSet)) { extraFlags = append(extraFlags, fn) }
+
+func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

@@ -1,0 +1,240 @@
+// Package inotify is a typed wrapper of inotify(7): instances, watches, reads
+// with a deadline, and decoding of events with their names and cookies.
+package inotify
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mask is an inotify event mask that prints symbolically (IN_CREATE|IN_ISDIR).
+type Mask uint32
+
+var bits = []struct {
+	bit  uint32
+	name string
+}{
+	{unix.IN_ACCESS, "IN_ACCESS"},
+	{unix.IN_MODIFY, "IN_MODIFY"},
+	{unix.IN_ATTRIB, "IN_ATTRIB"},
+	{unix.IN_CLOSE_WRITE, "IN_CLOSE_WRITE"},
+	{unix.IN_CLOSE_NOWRITE, "IN_CLOSE_NOWRITE"},
+	{unix.IN_OPEN, "IN_OPEN"},
+	{unix.IN_MOVED_FROM, "IN_MOVED_FROM"},
+	{unix.IN_MOVED_TO, "IN_MOVED_TO"},
+	{unix.IN_CREATE, "IN_CREATE"},
+	{unix.IN_DELETE, "IN_DELETE"},
+	{unix.IN_DELETE_SELF, "IN_DELETE_SELF"},
+	{unix.IN_MOVE_SELF, "IN_MOVE_SELF"},
+	{unix.IN_UNMOUNT, "IN_UNMOUNT"},
+	{unix.IN_Q_OVERFLOW, "IN_Q_OVERFLOW"},
+	{unix.IN_IGNORED, "IN_IGNORED"},
+	{unix.IN_ONLYDIR, "IN_ONLYDIR"},
+	{unix.IN_DONT_FOLLOW, "IN_DONT_FOLLOW"},
+	{unix.IN_EXCL_UNLINK, "IN_EXCL_UNLINK"},
+	{unix.IN_MASK_CREATE, "IN_MASK_CREATE"},
+	{unix.IN_MASK_ADD, "IN_MASK_ADD"},
+	{unix.IN_ISDIR, "IN_ISDIR"},
+	{unix.IN_ONESHOT, "IN_ONESHOT"},
+}
+
+// String renders m as IN_X|IN_Y|0x…, or "0".
+func (m Mask) String() string {
+	v := uint32(m)
+	if v == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, b := range bits {
+		if v&b.bit == b.bit {
+			parts = append(parts, b.name)
+			v &^= b.bit
+		}
+	}
+	if v != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", v))
+	}
+	return strings.Join(parts, "|")
+}
+
+// Event is one decoded struct inotify_event.
+type Event struct {
+	Wd     int32
+	Mask   Mask
+	Cookie uint32
+	Name   string
+}
+
+// String renders the event on one line.
+func (e Event) String() string {
+	s := fmt.Sprintf("wd=%d %s", e.Wd, e.Mask)
+	if e.Name != "" {
+		s += fmt.Sprintf(" %q", e.Name)
+	}
+	if e.Cookie != 0 {
+		s += fmt.Sprintf(" cookie=%d", e.Cookie)
+	}
+	return s
+}
+
+// Instance is one inotify instance.
+type Instance struct {
+	fd     int
+	closed bool
+}
+
+// Init calls inotify_init1(2) (IN_CLOEXEC is always added).
+func Init(flags int) (*Instance, error) {
+	fd, err := unix.InotifyInit1(flags | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("inotify_init1(%#x): %w", flags, err)
+	}
+	return &Instance{fd: fd}, nil
+}
+
+// Fd returns the instance's file descriptor.
+func (in *Instance) Fd() int { return in.fd }
+
+// Close closes the instance; calling it again does nothing.
+func (in *Instance) Close() error {
+	if in.closed {
+		return nil
+	}
+	in.closed = true
+	if err := unix.Close(in.fd); err != nil {
+		return fmt.Errorf("close inotify: %w", err)
+	}
+	return nil
+}
+
+// AddWatch calls inotify_add_watch(2) and returns the watch descriptor.
+func (in *Instance) AddWatch(path string, mask uint32) (int32, error) {
+	wd, err := unix.InotifyAddWatch(in.fd, path, mask)
+	if err != nil {
+		return -1, fmt.Errorf("inotify_add_watch(%q, %s): %w", path, Mask(mask), err)
+	}
+	return int32(wd), nil
+}
+
+// RmWatch calls inotify_rm_watch(2).
+func (in *Instance) RmWatch(wd int32) error {
+	if _, err := unix.InotifyRmWatch(in.fd, uint32(wd)); err != nil {
+		return fmt.Errorf("inotify_rm_watch(%d): %w", wd, err)
+	}
+	return nil
+}
+
+// ErrTimeout is returned by Read when the deadline passes with nothing to read.
+var ErrTimeout = errors.New("no inotify event before the deadline")
+
+// Read waits until events are readable or the deadline passes and returns the
+// events of one read(2).
+func (in *Instance) Read(deadline time.Time) ([]Event, error) {
+	ready, err := pollIn(in.fd, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if !ready {
+		return nil, ErrTimeout
+	}
+	return in.readOnce()
+}
+
+// Drain reads without blocking until nothing is left and returns all events.
+// inotify queues an event before the syscall that caused it returns, so a
+// drain after that call sees everything it produced.
+func (in *Instance) Drain() ([]Event, error) {
+	var all []Event
+	for {
+		ready, err := pollIn(in.fd, time.Time{})
+		if err != nil || !ready {
+			return all, err
+		}
+		evs, err := in.readOnce()
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+// Collect reads until d has passed and returns everything that arrived.
+func (in *Instance) Collect(d time.Duration) ([]Event, error) {
+	deadline := time.Now().Add(d)
+	var all []Event
+	for {
+		evs, err := in.Read(deadline)
+		if errors.Is(err, ErrTimeout) {
+			return all, nil
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+func (in *Instance) readOnce() ([]Event, error) {
+	buf := make([]byte, 64<<10)
+	n, err := unix.Read(in.fd, buf)
+	if err != nil {
+		return nil, fmt.Errorf("read inotify: %w", err)
+	}
+	return Decode(buf[:n])
+}
+
+// Decode parses a buffer returned by read(2) on an inotify fd.
+func Decode(buf []byte) ([]Event, error) {
+	var evs []Event
+	const hdr = unix.SizeofInotifyEvent
+	for len(buf) > 0 {
+		if len(buf) < hdr {
+			return evs, fmt.Errorf("short inotify event: %d bytes", len(buf))
+		}
+		raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
+		end := hdr + int(raw.Len)
+		if end > len(buf) {
+			return evs, fmt.Errorf("inotify event len %d overruns buffer", raw.Len)
+		}
+		name := buf[hdr:end]
+		for i, c := range name {
+			if c == 0 {
+				name = name[:i]
+				break
+			}
+		}
+		evs = append(evs, Event{Wd: raw.Wd, Mask: Mask(raw.Mask), Cookie: raw.Cookie, Name: string(name)})
+		buf = buf[end:]
+	}
+	return evs, nil
+}
+
+func pollIn(fd int, deadline time.Time) (bool, error) {
+	for {
+		ms := 0
+		if !deadline.IsZero() {
+			if d := time.Until(deadline); d > 0 {
+				ms = int((d + time.Millisecond - 1) / time.Millisecond)
+			}
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("poll: %w", err)
+		}
+		if n > 0 {
+			return true, nil
+		}
+		if deadline.IsZero() || !time.Now().Before(deadline) {
+			return false, nil
+		}
+	}
+}

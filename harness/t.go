@@ -1,0 +1,363 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"golang.org/x/sys/unix"
+)
+
+// T is the handle a case gets. It mirrors testing.T (Run, Errorf, Fatalf,
+// Skipf, Cleanup, TempDir, Deadline, Helper) and satisfies gotest.tools/v3's
+// assert.TestingT and poll.TestingT, so cases can use assert and poll.
+type T struct {
+	name     string
+	doc      string
+	fix      *Fix
+	fsType   string
+	deadline time.Time
+	parent   *T
+
+	mu         sync.Mutex
+	failed     bool
+	skipped    bool
+	skipReason string
+	logs       []string
+	notes      []string
+	cleanups   []func()
+	subs       []*T
+	finished   bool
+
+	fs  *fixture.FS
+	dir string
+}
+
+// Name returns the case's full name (with its filesystem suffix).
+func (t *T) Name() string { return t.name }
+
+// Deadline returns the time by which the case must end.
+func (t *T) Deadline() time.Time { return t.deadline }
+
+// Strict reports whether skips count as failures in this run.
+func (t *T) Strict() bool { return Opts.Strict }
+
+// Helper marks the calling function as a helper; present for gotest.tools.
+func (t *T) Helper() {}
+
+// Log records a diagnostic, printed when the case fails or with -v.
+func (t *T) Log(args ...any) { t.addLog(fmt.Sprintln(args...)) }
+
+// Logf records a formatted diagnostic.
+func (t *T) Logf(format string, args ...any) { t.addLog(fmt.Sprintf(format, args...)) }
+
+// Note records a diagnostic that is always printed (perf figures, facts a
+// reader of a passing run wants to see).
+func (t *T) Note(args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notes = append(t.notes, strings.TrimRight(fmt.Sprintln(args...), "\n"))
+}
+
+// Notef is Note with formatting.
+func (t *T) Notef(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notes = append(t.notes, strings.TrimRight(fmt.Sprintf(format, args...), "\n"))
+}
+
+func (t *T) addLog(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.logs = append(t.logs, strings.TrimRight(s, "\n"))
+}
+
+// Fail marks the case failed and lets it go on.
+func (t *T) Fail() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failed = true
+}
+
+// Failed reports whether the case has failed.
+func (t *T) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed
+}
+
+// FailNow marks the case failed and stops it (runtime.Goexit, as testing does).
+func (t *T) FailNow() {
+	t.Fail()
+	runtime.Goexit()
+}
+
+// Error logs and fails.
+func (t *T) Error(args ...any) { t.Log(args...); t.Fail() }
+
+// Errorf logs and fails.
+func (t *T) Errorf(format string, args ...any) { t.Logf(format, args...); t.Fail() }
+
+// Fatal logs, fails and stops the case.
+func (t *T) Fatal(args ...any) { t.Log(args...); t.FailNow() }
+
+// Fatalf logs, fails and stops the case.
+func (t *T) Fatalf(format string, args ...any) { t.Logf(format, args...); t.FailNow() }
+
+// Skip stops the case as skipped; the arguments are the reason, which is
+// mandatory.
+func (t *T) Skip(args ...any) { t.skip(strings.TrimSpace(fmt.Sprintln(args...))) }
+
+// Skipf stops the case as skipped with a formatted reason.
+func (t *T) Skipf(format string, args ...any) { t.skip(fmt.Sprintf(format, args...)) }
+
+// SkipNow is not offered without a reason; it exists for interface parity and
+// records "no reason given", which reviewers should treat as a defect.
+func (t *T) SkipNow() { t.skip("no reason given") }
+
+func (t *T) skip(reason string) {
+	if reason == "" {
+		reason = "no reason given"
+	}
+	t.mu.Lock()
+	t.skipped = true
+	t.skipReason = reason
+	t.mu.Unlock()
+	runtime.Goexit()
+}
+
+// Skipped reports whether the case was skipped.
+func (t *T) Skipped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.skipped
+}
+
+// Cleanup registers fn to run when the case ends, last registered first.
+func (t *T) Cleanup(fn func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, fn)
+}
+
+var tempSeq struct {
+	sync.Mutex
+	n int
+}
+
+// TempDir returns a new directory in the private workspace, removed at cleanup.
+func (t *T) TempDir() string {
+	t.Helper()
+	ws, err := fixture.Workspace()
+	if err != nil {
+		t.Fatalf("TempDir: %v", err)
+	}
+	tempSeq.Lock()
+	tempSeq.n++
+	n := tempSeq.n
+	tempSeq.Unlock()
+	d := filepath.Join(ws, fmt.Sprintf("tmp-%s-%d", sanitize(t.name), n))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatalf("TempDir: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func sanitize(s string) string { return strings.NewReplacer("/", "_", ".", "_").Replace(s) }
+
+// FS returns the filesystem this case runs on, mounting it on first use. A
+// filesystem that cannot be had here skips the case with the reason.
+func (t *T) FS() *fixture.FS {
+	root := t.root()
+	root.mu.Lock()
+	fs := root.fs
+	root.mu.Unlock()
+	if fs != nil {
+		return fs
+	}
+	fs, err := fixture.Mount(root.fsType)
+	var un *fixture.Unavailable
+	if errors.As(err, &un) {
+		t.Skipf("%s", un.Reason)
+	}
+	if err != nil {
+		t.Fatalf("filesystem %s: %v", root.fsType, err)
+	}
+	root.mu.Lock()
+	root.fs = fs
+	root.mu.Unlock()
+	return fs
+}
+
+// Dir returns this case's own fresh directory on its filesystem (made on
+// first use, removed at the end of the case).
+func (t *T) Dir() string {
+	root := t.root()
+	root.mu.Lock()
+	d := root.dir
+	root.mu.Unlock()
+	if d != "" {
+		return d
+	}
+	fs := t.FS()
+	base := root.name
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	d, err := fs.NewDir(base)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	root.mu.Lock()
+	root.dir = d
+	root.mu.Unlock()
+	root.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// Path joins elements under the case directory.
+func (t *T) Path(elem ...string) string {
+	return filepath.Join(append([]string{t.Dir()}, elem...)...)
+}
+
+func (t *T) root() *T {
+	for t.parent != nil {
+		t = t.parent
+	}
+	return t
+}
+
+// Require skips the case when f is unsupported or unprivileged here, and fails
+// it when the probe itself broke (or the kernel should have had f).
+func (t *T) Require(fs ...*feature.Feature) {
+	t.Helper()
+	for _, f := range fs {
+		err := f.Check()
+		if err == nil {
+			continue
+		}
+		if feature.IsSkip(err) {
+			t.Skipf("%v", err)
+		}
+		t.Fatalf("%v", err)
+	}
+}
+
+// Actor starts an actor process, killed when the case ends.
+func (t *T) Actor() *actor.Actor {
+	t.Helper()
+	a, err := actor.Start()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(a.Kill)
+	return a
+}
+
+// Fanotify opens a fanotify group that is closed when the case ends (or by the
+// watchdog). EPERM and ENOSYS skip the case with the errno and the reason; any
+// other error fails it (an EINVAL for an unknown flag should have been caught
+// by Require of the feature).
+func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
+	t.Helper()
+	g, err := fanotify.Init(initFlags, eventFFlags)
+	switch {
+	case errors.Is(err, unix.EPERM):
+		t.Skipf("%v (needs CAP_SYS_ADMIN in the initial user namespace; run as real root)", err)
+	case errors.Is(err, unix.ENOSYS):
+		t.Skipf("%v (kernel built without CONFIG_FANOTIFY)", err)
+	case err != nil:
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// Inotify opens an inotify instance closed when the case ends.
+func (t *T) Inotify(flags int) *inotify.Instance {
+	t.Helper()
+	in, err := inotify.Init(flags)
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		t.Skipf("%v (kernel built without CONFIG_INOTIFY_USER)", err)
+	case errors.Is(err, unix.EMFILE):
+		t.Fatalf("%v (fs.inotify.max_user_instances reached)", err)
+	case err != nil:
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { in.Close() })
+	return in
+}
+
+var subName = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+// Run runs f as a subtest named name and reports whether it passed (or was
+// skipped). Subtests are printed as a nested TAP block.
+func (t *T) Run(name string, f func(t *T)) bool {
+	if !subName.MatchString(name) {
+		t.Errorf("bad subtest name %q (want [a-z0-9_]+)", name)
+		return false
+	}
+	c := &T{name: name, fsType: t.fsType, deadline: t.deadline, parent: t}
+	t.mu.Lock()
+	t.subs = append(t.subs, c)
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.runBody(f)
+	}()
+	<-done
+	if c.Failed() || (c.Skipped() && Opts.Strict) {
+		t.Fail()
+		return false
+	}
+	return true
+}
+
+// runBody runs f then the cleanups, turning a panic into a failure.
+func (t *T) runBody(f func(t *T)) {
+	defer t.runCleanups()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	f(t)
+}
+
+func (t *T) runCleanups() {
+	for {
+		t.mu.Lock()
+		n := len(t.cleanups)
+		if n == 0 {
+			t.finished = true
+			t.mu.Unlock()
+			return
+		}
+		fn := t.cleanups[n-1]
+		t.cleanups = t.cleanups[:n-1]
+		t.mu.Unlock()
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("panic in cleanup: %v", r)
+				}
+			}()
+			fn()
+		}()
+	}
+}
