@@ -1,0 +1,302 @@
+// Command fsnsuite runs the fsnsuite test binaries and merges their TAP
+// streams into one.
+//
+// By default it runs every executable in its own directory (bin/), perf_*
+// binaries last and alone, and writes the merged TAP stream to stdout, a
+// progress view and a summary to stderr, and logs plus results.tap,
+// results.json, junit.xml and summary.txt to a results directory. With
+// -kernel it boots that kernel in a VM and runs itself inside it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// vmRequest is what the VM mode needs from the command line.
+type vmRequest struct {
+	Kernel, Modules string
+	MemMB, CPUs     int
+	Timeout         time.Duration
+	BinDir          string
+	ResultsDir      string
+	Args            []string // the runner's arguments inside the guest
+	Files           map[string]string
+	IncludePerf     bool
+}
+
+// runVM boots a kernel and runs the suite inside it; set by vm.go. Nil means
+// this build has no VM mode.
+var runVM func(ctx context.Context, r vmRequest) (int, error)
+
+// vmFlags are the flags consumed on the host in VM mode, never passed to the guest.
+var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "vm-cpus": true,
+	"vm-timeout": true, "results": true, "dir": true, "f": true}
+
+const usage = `usage: fsnsuite [flags]
+
+Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
+perf_* last and alone) and prints one merged TAP stream on stdout.
+
+Exit status (kselftest): 0 all passed, 1 a failure, 4 everything skipped.
+With -exit ltp: 0 pass, 1 fail, 2 broken (timeout, crash), 32 all skipped.
+
+flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var (
+		runtest     = fs.String("f", "", "read the binaries from an LTP runtest `file` (\"<tag> <command> [args]\" lines)")
+		dir         = fs.String("dir", "", "`directory` of the test binaries (default: the directory of this executable)")
+		runRE       = fs.String("run", "", "run only binaries whose name matches `regex`")
+		caseRE      = fs.String("case", "", "pass -run `regex` to every binary: run only matching cases")
+		noPerf      = fs.Bool("no-perf", false, "leave out perf_* binaries")
+		perf        = fs.Bool("perf", false, "VM mode: run perf_* binaries even without KVM")
+		timeout     = fs.Duration("timeout", 300*time.Second, "kill a binary (its whole process group) after this `duration`; 0: never")
+		caseTimeout = fs.Duration("case-timeout", 0, "pass -timeout `duration` (the per-case deadline) to every binary")
+		jobs        = fs.Int("j", 1, "run up to `n` non-perf binaries at once (perf binaries always run alone)")
+		format      = fs.String("format", "tap13", "output dialect `tap13|ktap`, for the merged stream and the binaries")
+		strict      = fs.Bool("strict", false, "any skip is a failure (passed to the binaries too)")
+		exitConv    = fs.String("exit", "kselftest", "exit-code convention `kselftest|ltp`")
+		verbose     = fs.Bool("v", false, "verbose: binaries print diagnostics of passing cases too")
+		profile     = fs.String("profile", "", "pass -profile `quick|full` to perf binaries")
+		results     = fs.String("results", "", "results `directory` (default $FSNSUITE_RESULTS_DIR, else ./results/<UTC timestamp>)")
+		list        = fs.Bool("list", false, "print the selected binaries and their command lines, and exit")
+		kernel      = fs.String("kernel", "", "VM mode: boot this kernel `image` in qemu and run the suite inside it")
+		modules     = fs.String("modules", "", "VM mode: module tree `dir` (lib/modules/VERSION) for loop, ext4")
+		vmMem       = fs.String("vm-mem", "", "VM mode: guest memory `size` (MiB, or with suffix M/G)")
+		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
+		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "fsnsuite: "+format+"\n", a...)
+		return 2
+	}
+	f, err := tap.ParseFormat(*format)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *exitConv != "kselftest" && *exitConv != "ltp" {
+		return fail("unknown -exit %q (want kselftest or ltp)", *exitConv)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	self, err := os.Executable()
+	if err != nil {
+		return fail("finding own executable: %v", err)
+	}
+	binDir := *dir
+	if binDir == "" {
+		binDir = filepath.Dir(self)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	if *kernel != "" {
+		return runInVM(ctx, fs, set, vmRequest{
+			Kernel: *kernel, Modules: *modules, CPUs: *vmCPUs, Timeout: *vmTimeout,
+			BinDir: binDir, IncludePerf: *perf,
+		}, *vmMem, *runtest, *results, stderr)
+	}
+
+	var bins []runner.Binary
+	if *runtest != "" {
+		rf, err := os.Open(*runtest)
+		if err != nil {
+			return fail("%v", err)
+		}
+		bins, err = runner.ReadRuntest(rf, []string{binDir})
+		rf.Close()
+		if err != nil {
+			return fail("%s: %v", *runtest, err)
+		}
+	} else {
+		bins, err = runner.Discover(binDir, self, true)
+		if err != nil {
+			return fail("%v", err)
+		}
+	}
+	var re *regexp.Regexp
+	if *runRE != "" {
+		if re, err = regexp.Compile(*runRE); err != nil {
+			return fail("bad -run: %v", err)
+		}
+	}
+	if *caseRE != "" {
+		if _, err := regexp.Compile(*caseRE); err != nil {
+			return fail("bad -case: %v", err)
+		}
+	}
+	bins = runner.Order(runner.Filter(bins, re, !*noPerf))
+	if len(bins) == 0 {
+		return fail("no test binaries selected (looked in %s; -f, -dir and -run choose them)", binDir)
+	}
+
+	var pass, perfArgs []string
+	if set["format"] {
+		pass = append(pass, "-format", f.String())
+	}
+	if *strict {
+		pass = append(pass, "-strict")
+	}
+	if set["exit"] {
+		pass = append(pass, "-exit", *exitConv)
+	}
+	if *caseRE != "" {
+		pass = append(pass, "-run", *caseRE)
+	}
+	if *caseTimeout > 0 {
+		pass = append(pass, "-timeout", caseTimeout.String())
+	}
+	if *verbose {
+		pass = append(pass, "-v")
+	}
+	if *profile != "" {
+		perfArgs = append(perfArgs, "-profile", *profile)
+	}
+
+	if *list {
+		for _, b := range bins {
+			cmd := append([]string{b.Path}, pass...)
+			if b.IsPerf() {
+				cmd = append(cmd, perfArgs...)
+			}
+			fmt.Fprintf(stdout, "%s\t%s\n", b.Name, strings.Join(append(cmd, b.Args...), " "))
+		}
+		return 0
+	}
+
+	resDir := *results
+	if resDir == "" {
+		resDir = os.Getenv("FSNSUITE_RESULTS_DIR")
+	}
+	if resDir == "" {
+		resDir = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+	}
+	rep, err := runner.Run(ctx, bins, runner.Options{
+		Timeout:    *timeout,
+		Jobs:       *jobs,
+		PassArgs:   pass,
+		PerfArgs:   perfArgs,
+		Format:     f,
+		Strict:     *strict,
+		ResultsDir: resDir,
+		Out:        stdout,
+		Progress:   stderr,
+		Live:       isTerminal(stderr),
+	})
+	if rep != nil {
+		rep.WriteSummary(stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
+		if rep == nil {
+			return 1
+		}
+	}
+	return rep.ExitCode(*exitConv == "ltp")
+}
+
+// runInVM hands the run to the VM mode: the guest runs fsnsuite with the
+// flags given here, less those that only mean something on the host.
+func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmRequest, mem, runtest, results string, stderr io.Writer) int {
+	if runVM == nil {
+		fmt.Fprintln(stderr, "fsnsuite: -kernel: this build has no VM mode (package harness/vm not linked)")
+		return 2
+	}
+	if mem != "" {
+		mb, err := parseMiB(mem)
+		if err != nil {
+			fmt.Fprintf(stderr, "fsnsuite: -vm-mem: %v\n", err)
+			return 2
+		}
+		req.MemMB = mb
+	}
+	req.ResultsDir = results
+	if req.ResultsDir == "" {
+		req.ResultsDir = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		if !vmFlags[fl.Name] && fl.Name != "perf" {
+			req.Args = append(req.Args, "-"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	if runtest != "" {
+		const guestRuntest = "/opt/fsnsuite/runtest"
+		abs, err := filepath.Abs(runtest)
+		if err != nil {
+			fmt.Fprintf(stderr, "fsnsuite: -f: %v\n", err)
+			return 2
+		}
+		req.Files = map[string]string{guestRuntest: abs}
+		req.Args = append(req.Args, "-f="+guestRuntest)
+	}
+	code, err := runVM(ctx, req)
+	if err != nil {
+		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
+	}
+	return code
+}
+
+// parseMiB reads "2048", "512M" or "2G" as MiB.
+func parseMiB(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(strings.ToUpper(s), "G"):
+		mult, s = 1024, s[:len(s)-1]
+	case strings.HasSuffix(strings.ToUpper(s), "M"):
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want MiB, or a number with M or G)", s)
+	}
+	return n * mult, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

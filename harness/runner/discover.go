@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Binary is one test program the runner drives.
+type Binary struct {
+	// Name is the TAP name of the binary's block (the runtest tag, or the file name).
+	Name string
+	// Path is the executable.
+	Path string
+	// Args are extra arguments (from a runtest line), placed after the
+	// runner's pass-through flags so that they win.
+	Args []string
+}
+
+// IsPerf reports whether b is a perf binary: those run alone, after all others.
+func (b Binary) IsPerf() bool { return strings.HasPrefix(b.Name, "perf_") }
+
+// Discover lists the executables in dir, sorted by name, leaving out self (the
+// runner's own executable), hidden files, directories, and perf_* binaries
+// unless perf is true.
+func Discover(dir, self string, perf bool) ([]Binary, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing test binaries: %w", err)
+	}
+	selfInfo, _ := os.Stat(self)
+	var bins []Binary
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p) // follow symlinks
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		if selfInfo != nil && os.SameFile(fi, selfInfo) {
+			continue
+		}
+		b := Binary{Name: name, Path: p}
+		if b.IsPerf() && !perf {
+			continue
+		}
+		bins = append(bins, b)
+	}
+	return bins, nil
+}
+
+// ReadRuntest parses an LTP runtest file: one "<tag> <command> [args...]" per
+// line, blank lines and '#' comments ignored. A command without a slash is
+// looked up in dirs first, then in $PATH; a command that cannot be found is
+// kept as is, so that running it reports the error in the stream.
+func ReadRuntest(r io.Reader, dirs []string) ([]Binary, error) {
+	sc := bufio.NewScanner(r)
+	var bins []Binary
+	seen := map[string]int{}
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			return nil, fmt.Errorf("runtest line %d: want \"<tag> <command> [args]\", got %q", n, line)
+		}
+		if prev, dup := seen[f[0]]; dup {
+			return nil, fmt.Errorf("runtest line %d: tag %q already used on line %d", n, f[0], prev)
+		}
+		seen[f[0]] = n
+		bins = append(bins, Binary{Name: f[0], Path: resolve(f[1], dirs), Args: f[2:]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading runtest file: %w", err)
+	}
+	return bins, nil
+}
+
+func resolve(cmd string, dirs []string) string {
+	if strings.Contains(cmd, "/") {
+		return cmd
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, cmd)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(cmd); err == nil {
+		return p
+	}
+	return cmd
+}
+
+// Filter keeps the binaries whose name matches re (all when re is nil) and,
+// unless perf is true, drops perf_* binaries.
+func Filter(bins []Binary, re *regexp.Regexp, perf bool) []Binary {
+	var out []Binary
+	for _, b := range bins {
+		if re != nil && !re.MatchString(b.Name) {
+			continue
+		}
+		if b.IsPerf() && !perf {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// Order returns bins with the perf binaries moved, in their order, after all
+// the others: they are run last and alone.
+func Order(bins []Binary) []Binary {
+	out := slices.Clone(bins)
+	slices.SortStableFunc(out, func(a, b Binary) int {
+		switch {
+		case a.IsPerf() == b.IsPerf():
+			return 0
+		case a.IsPerf():
+			return 1
+		}
+		return -1
+	})
+	return out
+}

@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// progress shows one line per binary. Live, it redraws all lines in place
+// every tick (a terminal); otherwise it prints one plain line as each binary
+// finishes, with no escape codes.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool
+	rows  []*row
+	drawn int
+	stopc chan struct{}
+	wg    sync.WaitGroup
+}
+
+type row struct {
+	name             string
+	state            string
+	started          time.Time
+	elapsed          time.Duration
+	pass, fail, skip int
+}
+
+func newProgress(w io.Writer, live bool, bins []Binary) *progress {
+	p := &progress{w: w, live: live && w != nil, stopc: make(chan struct{})}
+	for _, b := range bins {
+		p.rows = append(p.rows, &row{name: b.Name, state: "waiting"})
+	}
+	return p
+}
+
+func (p *progress) start() {
+	if !p.live {
+		return
+	}
+	p.wg.Go(func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			p.mu.Lock()
+			p.redrawLocked()
+			p.mu.Unlock()
+			select {
+			case <-t.C:
+			case <-p.stopc:
+				return
+			}
+		}
+	})
+}
+
+func (p *progress) stop() {
+	close(p.stopc)
+	p.wg.Wait()
+	if p.live {
+		p.mu.Lock()
+		p.redrawLocked()
+		p.mu.Unlock()
+	}
+}
+
+func (p *progress) running(i int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rows[i].state = "running"
+	p.rows[i].started = time.Now()
+}
+
+func (p *progress) done(i int, o *Outcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.rows[i]
+	r.elapsed = o.Elapsed
+	switch o.Node.Status {
+	case tap.StatusPass:
+		r.state = "PASS"
+	case tap.StatusSkip:
+		r.state = "SKIP"
+	case tap.StatusTimeout:
+		r.state = "TIMEOUT"
+	default:
+		r.state = "FAIL"
+	}
+	c := o.Stream.Counts()
+	r.pass, r.skip = c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], c[tap.StatusSkip]
+	r.fail = c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
+	if !p.live && p.w != nil {
+		fmt.Fprintln(p.w, r.text())
+	}
+}
+
+func (r *row) text() string {
+	el := r.elapsed
+	if r.state == "running" {
+		el = time.Since(r.started)
+	}
+	s := fmt.Sprintf("%-7s %-28s %4d ok %4d fail %4d skip", r.state, r.name, r.pass, r.fail, r.skip)
+	if r.state != "waiting" {
+		s += fmt.Sprintf(" %8.1fs", el.Seconds())
+	}
+	return s
+}
+
+func (p *progress) redrawLocked() {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the first line
+	}
+	for _, r := range p.rows {
+		b.WriteString("\r\x1b[2K" + r.text() + "\n")
+	}
+	p.drawn = len(p.rows)
+	io.WriteString(p.w, b.String())
+}
+
+// counter returns a writer that counts the top-level result lines of binary
+// i's stream as they arrive, for the live view.
+func (p *progress) counter(i int) io.Writer {
+	if !p.live {
+		return nil
+	}
+	return &lineCounter{p: p, r: p.rows[i]}
+}
+
+type lineCounter struct {
+	p    *progress
+	r    *row
+	part []byte
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	c.part = append(c.part, b...)
+	for {
+		i := bytes.IndexByte(c.part, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(c.part[:i])
+		c.part = c.part[i+1:]
+		c.p.mu.Lock()
+		switch {
+		case strings.HasPrefix(line, "not ok"):
+			c.r.fail++
+		case strings.HasPrefix(line, "ok") && strings.Contains(strings.ToUpper(line), "# SKIP"):
+			c.r.skip++
+		case strings.HasPrefix(line, "ok"):
+			c.r.pass++
+		}
+		c.p.mu.Unlock()
+	}
+	return len(b), nil
+}

@@ -1,0 +1,374 @@
+// Package runner drives the fsnsuite test binaries: it runs each one (in
+// parallel where allowed, perf binaries alone and last) under a deadline that
+// kills its whole process group, judges it from its TAP stream and exit code,
+// merges every stream into one TAP stream, keeps logs and reports in a results
+// directory, and sums the run up.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// Options configure a run.
+type Options struct {
+	// Timeout bounds each binary's run time (0: no limit). On expiry the
+	// binary's process group gets SIGTERM, then SIGKILL after KillGrace.
+	Timeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL (default 5s).
+	KillGrace time.Duration
+	// Jobs is how many non-perf binaries run at once (default 1).
+	Jobs int
+	// PassArgs go to every binary before its own Args.
+	PassArgs []string
+	// PerfArgs go to perf_* binaries only, after PassArgs.
+	PerfArgs []string
+	// Format is the dialect of the merged stream (the binaries' dialect is
+	// chosen by a -format flag in PassArgs).
+	Format tap.Format
+	// Strict makes a skipped binary a failure.
+	Strict bool
+	// ResultsDir receives logs/, results.tap, results.json, junit.xml and
+	// summary.txt. Empty: nothing is written to disk.
+	ResultsDir string
+	// Out receives the merged TAP stream.
+	Out io.Writer
+	// Progress receives the progress view (nil: none).
+	Progress io.Writer
+	// Live redraws the progress view in place with terminal escape codes.
+	Live bool
+	// Suite names the run in the JUnit report (default "fsnsuite").
+	Suite string
+}
+
+// Outcome is what became of one binary.
+type Outcome struct {
+	Binary Binary
+	// Node is the binary's block in the merged tree: its result line's
+	// verdict, and the parsed stream's cases as children.
+	Node *tap.Node
+	// Stream is the binary's own stream, parsed.
+	Stream *tap.Node
+	// ExitCode is the exit status, or -1 if it was killed by a signal or not run.
+	ExitCode int
+	// Signal names the signal that killed it, if any.
+	Signal string
+	// TimedOut, Interrupted and StartErr say why it did not finish on its own.
+	TimedOut    bool
+	Interrupted bool
+	StartErr    error
+	// Broken marks an outcome that is not a plain test failure (LTP TBROK):
+	// timeout, crash, signal, unknown exit status, truncated stream.
+	Broken bool
+	// Notes are the runner's diagnostics about the binary (exit status,
+	// stream problems, stderr tail), printed before its result line.
+	Notes   []string
+	Elapsed time.Duration
+	Stdout  []byte
+	Stderr  []byte
+}
+
+// Report is a whole run.
+type Report struct {
+	// Root is the merged tree: one child per binary, as in the merged stream.
+	Root        *tap.Node
+	Outcomes    []*Outcome
+	Interrupted bool
+	Elapsed     time.Duration
+	ResultsDir  string
+}
+
+// Run runs bins (perf_* binaries alone, after all others) and returns the
+// report. The merged stream is written to opt.Out as binaries finish, in
+// their order. The error is for the run itself (an unwritable results
+// directory); failing tests are in the report.
+func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
+	if opt.Jobs < 1 {
+		opt.Jobs = 1
+	}
+	if opt.KillGrace <= 0 {
+		opt.KillGrace = 5 * time.Second
+	}
+	if opt.Suite == "" {
+		opt.Suite = "fsnsuite"
+	}
+	if opt.Out == nil {
+		opt.Out = io.Discard
+	}
+	bins = Order(bins)
+	start := time.Now()
+	rep := &Report{ResultsDir: opt.ResultsDir}
+	out := opt.Out
+	var tapFile *os.File
+	if opt.ResultsDir != "" {
+		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
+			return nil, fmt.Errorf("creating results directory: %w", err)
+		}
+		f, err := os.Create(filepath.Join(opt.ResultsDir, "results.tap"))
+		if err != nil {
+			return nil, fmt.Errorf("creating merged tap file: %w", err)
+		}
+		defer f.Close()
+		tapFile = f
+		out = io.MultiWriter(opt.Out, f)
+	}
+
+	m := &merger{w: tap.NewWriter(out, opt.Format), outcomes: make([]*Outcome, len(bins)), opt: opt}
+	m.w.Version()
+	m.w.Plan(len(bins))
+	prog := newProgress(opt.Progress, opt.Live, bins)
+	prog.start()
+
+	var perf, other []int
+	for i, b := range bins {
+		if b.IsPerf() {
+			perf = append(perf, i)
+		} else {
+			other = append(other, i)
+		}
+	}
+	runBatch := func(idx []int, jobs int) {
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range min(jobs, max(len(idx), 1)) {
+			wg.Go(func() {
+				for i := range work {
+					var o *Outcome
+					if ctx.Err() != nil {
+						o = &Outcome{Binary: bins[i], ExitCode: -1, Interrupted: true}
+					} else {
+						prog.running(i)
+						o = runOne(ctx, bins[i], opt, prog.counter(i))
+					}
+					judge(o, opt.Timeout, opt.Strict)
+					prog.done(i, o)
+					m.finish(i, o)
+				}
+			})
+		}
+		for _, i := range idx {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+	}
+	runBatch(other, opt.Jobs)
+	runBatch(perf, 1) // perf binaries never share the machine
+	prog.stop()
+
+	rep.Outcomes = m.outcomes
+	rep.Interrupted = ctx.Err() != nil
+	rep.Elapsed = time.Since(start)
+	rep.Root = &tap.Node{Version: versionLine(opt.Format), Plan: len(bins), Duration: rep.Elapsed}
+	for i, o := range m.outcomes {
+		o.Node.Number = i + 1
+		rep.Root.Children = append(rep.Root.Children, o.Node)
+	}
+	if rep.Root.Failed() || rep.Interrupted {
+		rep.Root.Status = tap.StatusFail
+	}
+	if tapFile != nil {
+		if err := tapFile.Close(); err != nil {
+			return rep, fmt.Errorf("writing merged tap file: %w", err)
+		}
+	}
+	if opt.ResultsDir != "" {
+		if err := rep.writeFiles(opt.Suite); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func versionLine(f tap.Format) string {
+	if f == tap.KTAP {
+		return "KTAP version 1"
+	}
+	return "TAP version 13"
+}
+
+func (r *Report) writeFiles(suite string) error {
+	write := func(name string, fn func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(r.ResultsDir, name))
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := write("results.json", func(w io.Writer) error { return tap.WriteJSON(w, r.Root) }); err != nil {
+		return err
+	}
+	if err := write("junit.xml", func(w io.Writer) error { return tap.WriteJUnit(w, r.Root, suite) }); err != nil {
+		return err
+	}
+	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
+}
+
+// merger writes finished binaries into the merged stream in list order.
+type merger struct {
+	mu       sync.Mutex
+	w        *tap.Writer
+	outcomes []*Outcome
+	next     int
+	opt      Options
+}
+
+func (m *merger) finish(i int, o *Outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outcomes[i] = o
+	for m.next < len(m.outcomes) && m.outcomes[m.next] != nil {
+		m.emit(m.next+1, m.outcomes[m.next])
+		m.next++
+	}
+}
+
+// emit writes one binary's block: its stream re-indented under a
+// "# Subtest:" header, the runner's diagnostics, and the closing result line.
+func (m *merger) emit(n int, o *Outcome) {
+	var b strings.Builder
+	const ind = "    "
+	if m.opt.Format == tap.KTAP {
+		b.WriteString(ind + "KTAP version 1\n")
+	}
+	b.WriteString(ind + "# Subtest: " + o.Binary.Name + "\n")
+	lines := strings.Split(strings.TrimRight(string(o.Stdout), "\n"), "\n")
+	dropped := false
+	for _, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		if !dropped && strings.TrimSpace(l) == "" {
+			continue
+		}
+		if !dropped {
+			dropped = true
+			if strings.HasPrefix(l, "TAP version ") || strings.HasPrefix(l, "KTAP version ") {
+				continue
+			}
+		}
+		if l == "" {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString(ind + l + "\n")
+	}
+	if o.Stream != nil && o.Stream.Plan < 0 {
+		// Close the block with a trailing plan so that nested parsers accept it.
+		fmt.Fprintf(&b, "%s1..%d\n", ind, len(o.Stream.Children))
+	}
+	m.w.Raw(b.String())
+	if len(o.Notes) > 0 {
+		m.w.Diag(strings.Join(o.Notes, "\n"))
+	}
+	r := tap.Result{OK: !o.Node.Status.Failed(), Name: o.Binary.Name, Directive: o.Node.Directive, Reason: o.Node.Reason}
+	m.w.Result(r)
+}
+
+// runOne runs b to completion, to its deadline, or to ctx's end.
+func runOne(ctx context.Context, b Binary, opt Options, live io.Writer) *Outcome {
+	o := &Outcome{Binary: b, ExitCode: -1}
+	args := append([]string(nil), opt.PassArgs...)
+	if b.IsPerf() {
+		args = append(args, opt.PerfArgs...)
+	}
+	args = append(args, b.Args...)
+	cmd := exec.Command(b.Path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr bytes.Buffer
+	outW, errW := io.Writer(&stdout), io.Writer(&stderr)
+	if live != nil {
+		outW = io.MultiWriter(outW, live)
+	}
+	if opt.ResultsDir != "" {
+		base := filepath.Join(opt.ResultsDir, "logs", b.Name)
+		if f, err := os.Create(base + ".stdout"); err == nil {
+			defer f.Close()
+			outW = io.MultiWriter(outW, f)
+		}
+		if f, err := os.Create(base + ".stderr"); err == nil {
+			defer f.Close()
+			errW = io.MultiWriter(errW, f)
+		}
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	// A grandchild that keeps the pipes open must not hold the runner.
+	cmd.WaitDelay = opt.KillGrace + 2*time.Second
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		o.StartErr = fmt.Errorf("starting %s: %w", b.Path, err)
+		return o
+	}
+	pgid := cmd.Process.Pid
+	var deadline <-chan time.Time
+	if opt.Timeout > 0 {
+		t := time.NewTimer(opt.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	exited := make(chan struct{})
+	var mu sync.Mutex
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-deadline:
+			mu.Lock()
+			o.TimedOut = true
+			mu.Unlock()
+		case <-ctx.Done():
+			mu.Lock()
+			o.Interrupted = true
+			mu.Unlock()
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(opt.KillGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}()
+	err := cmd.Wait()
+	close(exited)
+	// Nothing of the binary may outlive it: kill what is left of its group.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	mu.Lock()
+	defer mu.Unlock()
+	o.Elapsed = time.Since(start)
+	o.Stdout, o.Stderr = stdout.Bytes(), stderr.Bytes()
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			o.Signal = ws.Signal().String()
+		} else {
+			o.ExitCode = ps.ExitCode()
+		}
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+		o.StartErr = fmt.Errorf("waiting for %s: %w", b.Path, err)
+	}
+	return o
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// WriteSummary prints the totals, every failed case (with its first
+// diagnostics) and every skip with its reason.
+func (r *Report) WriteSummary(w io.Writer) {
+	var bPass, bFail, bSkip int
+	cases := map[tap.Status]int{}
+	for _, o := range r.Outcomes {
+		switch {
+		case o.Node.Status.Failed():
+			bFail++
+		case o.Node.Status == tap.StatusSkip:
+			bSkip++
+		default:
+			bPass++
+		}
+		for s, n := range o.Stream.Counts() {
+			cases[s] += n
+		}
+	}
+	fmt.Fprintf(w, "\nfsnsuite: %d binaries: %d passed, %d failed, %d skipped in %s\n",
+		len(r.Outcomes), bPass, bFail, bSkip, r.Elapsed.Round(100*time.Millisecond))
+	var parts []string
+	for s := tap.StatusPass; s <= tap.StatusMissing; s++ {
+		if cases[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", cases[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "none reported")
+	}
+	fmt.Fprintf(w, "cases: %s\n", strings.Join(parts, ", "))
+	if r.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: the run did not finish")
+	}
+
+	var failed, skipped []string
+	for _, o := range r.Outcomes {
+		name := o.Binary.Name
+		leafFailed := false
+		o.Stream.Walk(func(path []string, l *tap.Node) {
+			full := name + "/" + strings.Join(path, "/")
+			switch {
+			case l.Status.Failed():
+				leafFailed = true
+				s := fmt.Sprintf("  %s: %s", full, describe(l))
+				for i, d := range l.Diagnostics {
+					if i == 3 {
+						s += fmt.Sprintf("\n      ... (%d more lines in the log)", len(l.Diagnostics)-3)
+						break
+					}
+					s += "\n      " + d
+				}
+				failed = append(failed, s)
+			case l.Status == tap.StatusSkip:
+				skipped = append(skipped, fmt.Sprintf("  %s: %s", full, orNone(l.Reason)))
+			}
+		})
+		switch {
+		case o.Node.Status.Failed():
+			s := fmt.Sprintf("  %s: %s", name, describe(o.Node))
+			for _, d := range o.Notes {
+				s += "\n      " + d
+			}
+			if !leafFailed || len(o.Notes) > 0 {
+				failed = append(failed, s)
+			}
+		case o.Node.Status == tap.StatusSkip && len(o.Stream.Children) == 0:
+			skipped = append(skipped, fmt.Sprintf("  %s: %s", name, orNone(o.Node.Reason)))
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "failed (%d):\n%s\n", len(failed), strings.Join(failed, "\n"))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "skipped (%d):\n%s\n", len(skipped), strings.Join(skipped, "\n"))
+	}
+	if r.ResultsDir != "" {
+		fmt.Fprintf(w, "results: %s\n", r.ResultsDir)
+	}
+}
+
+func describe(n *tap.Node) string {
+	s := strings.ToUpper(n.Status.String())
+	if n.Reason != "" {
+		s += " " + n.Reason
+	}
+	return s
+}
+
+func orNone(reason string) string {
+	if reason == "" {
+		return "(no reason given)"
+	}
+	return reason
+}

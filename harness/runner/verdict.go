@@ -1,0 +1,194 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// Exit statuses of the binaries (and of the runner), by convention.
+const (
+	exitPass      = 0
+	exitFail      = 1
+	exitLTPBroken = 2
+	exitKselfSkip = 4
+	exitLTPSkip   = 32
+)
+
+// stderrTail is how many stderr lines a failing binary's result quotes.
+const stderrTail = 10
+
+// judge parses o's stream and decides o.Node: the exit status and the stream
+// must agree, and anything truncated, killed or inconsistent is a failure.
+func judge(o *Outcome, timeout time.Duration, strict bool) {
+	st := tap.ParseString(string(o.Stdout))
+	o.Stream = st
+	n := &tap.Node{
+		Name: o.Binary.Name, Status: tap.StatusFail, Plan: st.Plan, SkipAll: st.SkipAll,
+		BailOut: st.BailOut, Problems: st.Problems, Children: st.Children,
+		Version: st.Version, Duration: o.Elapsed,
+	}
+	o.Node = n
+	note := func(format string, args ...any) {
+		o.Notes = append(o.Notes, o.Binary.Name+": "+fmt.Sprintf(format, args...))
+	}
+	counts := st.Counts()
+	leaves := 0
+	for _, c := range counts {
+		leaves += c
+	}
+	failedCases := counts[tap.StatusFail] + counts[tap.StatusTimeout] + counts[tap.StatusError] + counts[tap.StatusMissing]
+	if st.BailOut != "" {
+		note("bailed out: %s", st.BailOut)
+	}
+	for _, p := range st.Problems {
+		note("%s", p)
+	}
+	streamBroken := st.BailOut != "" || len(st.Problems) > 0 || counts[tap.StatusMissing] > 0
+
+	switch {
+	case o.StartErr != nil:
+		o.Broken = true
+		note("%v", o.StartErr)
+	case o.TimedOut:
+		o.Broken = true
+		n.Status, n.Directive, n.Reason = tap.StatusTimeout, tap.Timeout, seconds(timeout)+" seconds"
+		note("killed after %s seconds (-timeout)", seconds(timeout))
+	case o.Interrupted:
+		o.Broken = true
+		if o.Elapsed == 0 {
+			note("not run: interrupted")
+		} else {
+			note("interrupted after %.1fs", o.Elapsed.Seconds())
+		}
+	case o.Signal != "":
+		o.Broken = true
+		note("killed by signal %s", o.Signal)
+	case o.ExitCode == exitPass:
+		switch {
+		case streamBroken:
+			o.Broken = true
+			note("exit status 0 but the stream is incomplete")
+		case failedCases > 0:
+			note("exit status 0 but %d case(s) failed", failedCases)
+		case st.SkipAll != "":
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, st.SkipAll
+		default:
+			n.Status = tap.StatusPass
+		}
+	case o.ExitCode == exitKselfSkip || o.ExitCode == exitLTPSkip:
+		switch {
+		case streamBroken:
+			o.Broken = true
+			note("exit status %d (all skipped) but the stream is incomplete", o.ExitCode)
+		case failedCases > 0:
+			note("exit status %d (all skipped) but %d case(s) failed", o.ExitCode, failedCases)
+		case st.SkipAll != "":
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, st.SkipAll
+		case leaves > 0 && counts[tap.StatusSkip] == leaves:
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, skipReason(st, leaves)
+		default:
+			note("exit status %d (all skipped) but %d of %d cases were not skipped", o.ExitCode, leaves-counts[tap.StatusSkip], leaves)
+		}
+	case o.ExitCode == exitFail:
+		if streamBroken {
+			o.Broken = true
+		}
+		if failedCases == 0 && !streamBroken {
+			note("exit status 1 although no case failed")
+		}
+	case o.ExitCode == exitLTPBroken:
+		o.Broken = true
+		note("exit status 2 (broken)")
+	default:
+		o.Broken = true
+		note("exit status %d", o.ExitCode)
+	}
+	if strict && n.Status == tap.StatusSkip {
+		note("strict mode: skipped: %s", n.Reason)
+		n.Status, n.Directive, n.Reason = tap.StatusFail, tap.NoDirective, ""
+	}
+	if n.Status.Failed() {
+		if tail := lastLines(string(o.Stderr), stderrTail); len(tail) > 0 {
+			note("last %d line(s) of stderr:", len(tail))
+			for _, l := range tail {
+				o.Notes = append(o.Notes, "  "+l)
+			}
+		}
+	}
+	n.Diagnostics = append(append([]string(nil), st.Diagnostics...), o.Notes...)
+}
+
+// skipReason names why every case of a stream was skipped: the one reason
+// they share, or the first one and how many there were.
+func skipReason(st *tap.Node, leaves int) string {
+	var reasons []string
+	seen := map[string]bool{}
+	st.Walk(func(_ []string, l *tap.Node) {
+		if !seen[l.Reason] {
+			seen[l.Reason] = true
+			reasons = append(reasons, l.Reason)
+		}
+	})
+	if len(reasons) == 1 && reasons[0] != "" {
+		return reasons[0]
+	}
+	return fmt.Sprintf("all %d cases skipped (first: %s)", leaves, reasons[0])
+}
+
+func lastLines(s string, n int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// ExitCode is the run's exit status. kselftest convention (ltp false): 0 all
+// passed, 1 anything failed (or the run was interrupted), 4 every binary
+// skipped. LTP convention: 1 for a failure, 2 for a broken binary (timeout,
+// crash, truncated stream), both or'ed together, 32 when everything skipped.
+func (r *Report) ExitCode(ltp bool) int {
+	var failed, broken bool
+	skipped := 0
+	for _, o := range r.Outcomes {
+		switch {
+		case o.Node.Status.Failed() && o.Broken:
+			broken = true
+		case o.Node.Status.Failed():
+			failed = true
+		case o.Node.Status == tap.StatusSkip:
+			skipped++
+		}
+	}
+	if r.Interrupted {
+		broken = true
+	}
+	if !ltp {
+		switch {
+		case failed || broken:
+			return exitFail
+		case len(r.Outcomes) > 0 && skipped == len(r.Outcomes):
+			return exitKselfSkip
+		}
+		return exitPass
+	}
+	code := exitPass
+	if failed {
+		code |= exitFail
+	}
+	if broken {
+		code |= exitLTPBroken
+	}
+	if code == exitPass && len(r.Outcomes) > 0 && skipped == len(r.Outcomes) {
+		code = exitLTPSkip
+	}
+	return code
+}
