@@ -37,7 +37,7 @@ type junitSuite struct {
 	Skipped  int         `xml:"skipped,attr"`
 	Time     string      `xml:"time,attr,omitempty"`
 	Cases    []junitCase `xml:"testcase"`
-	Out      string      `xml:"system-out,omitempty"`
+	Out      *junitText  `xml:"system-out"`
 }
 
 type junitCase struct {
@@ -47,13 +47,25 @@ type junitCase struct {
 	Skipped   *junitMessage `xml:"skipped"`
 	Failure   *junitMessage `xml:"failure"`
 	Error     *junitMessage `xml:"error"`
-	Out       string        `xml:"system-out,omitempty"`
+	Out       *junitText    `xml:"system-out"`
 }
 
 type junitMessage struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr,omitempty"`
-	Body    string `xml:",chardata"`
+	Body    string `xml:",cdata"`
+}
+
+// junitText is element text kept as CDATA, so that newlines stay readable.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+func text(s string) *junitText {
+	if s == "" {
+		return nil
+	}
+	return &junitText{Text: s}
 }
 
 // WriteJUnit writes root as JUnit XML: one <testsuite> per top-level child
@@ -91,7 +103,7 @@ func WriteJUnit(w io.Writer, root *Node, suite string) error {
 			}
 		}
 		if len(top.Diagnostics) > 0 {
-			s.Out = strings.Join(top.Diagnostics, "\n")
+			s.Out = text(strings.Join(top.Diagnostics, "\n"))
 		}
 		for _, c := range s.Cases {
 			s.Tests++
@@ -156,9 +168,9 @@ func junitCaseFor(name, class string, n *Node) junitCase {
 	switch n.Status {
 	case StatusSkip:
 		c.Skipped = &junitMessage{Message: n.Reason}
-		c.Out = body
+		c.Out = text(body)
 	case StatusTodo, StatusXFail:
-		c.Out = strings.TrimSpace(fmt.Sprintf("%s %s\n%s", n.Directive, n.Reason, body))
+		c.Out = text(strings.TrimSpace(fmt.Sprintf("%s %s\n%s", n.Directive, n.Reason, body)))
 	case StatusFail:
 		msg := "failed"
 		if len(n.Diagnostics) > 0 {
@@ -175,7 +187,7 @@ func junitCaseFor(name, class string, n *Node) junitCase {
 		if n.SkipAll != "" {
 			c.Skipped = &junitMessage{Message: n.SkipAll}
 		}
-		c.Out = body
+		c.Out = text(body)
 	}
 	if c.Failure == nil && c.Error == nil && (len(n.Problems) > 0 || n.BailOut != "") {
 		c.Skipped = nil
