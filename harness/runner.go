@@ -121,6 +121,9 @@ func (r *caseRunner) runOne(in instance) bool {
 	t.mu.Lock()
 	logs := append([]string(nil), t.logs...)
 	t.mu.Unlock()
+	if t.doc != "" {
+		r.w.Diag(t.doc)
+	}
 	for _, l := range logs {
 		r.w.Diag(l)
 	}

@@ -1,0 +1,222 @@
+package harness_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+var harnessBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fsnsuite-harness-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Readable by the unprivileged user of TestNotRoot.
+	os.Chmod(dir, 0o755)
+	harnessBin = filepath.Join(dir, "harnessbin")
+	out, err := exec.Command("go", "build", "-o", harnessBin, "./testdata/harnessbin").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build harnessbin: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("requires root (the harness under test needs it)")
+	}
+}
+
+type run struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+}
+
+func runBin(t *testing.T, cred *syscall.Credential, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(harnessBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	start := time.Now()
+	err := cmd.Run()
+	r := run{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run harnessbin: %v", err)
+	}
+	return r
+}
+
+// DESIGN.md "Harness rules": without root every binary prints a plan of zero
+// with "# SKIP requires root" and exits 4 (32 with -exit ltp).
+func TestNotRoot(t *testing.T) {
+	requireRoot(t) // to switch to an unprivileged user
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{nil, 4},
+		{[]string{"-exit", "ltp"}, 32},
+		{[]string{"-format", "ktap"}, 4},
+	} {
+		r := runBin(t, nobody, tc.args...)
+		assert.Equal(t, r.code, tc.code, "args %v; stdout:\n%s", tc.args, r.stdout)
+		assert.Assert(t, is.Contains(r.stdout, "1..0 # SKIP requires root\n"), "args %v", tc.args)
+	}
+}
+
+// Result lines and exit codes for the kselftest and LTP conventions.
+func TestResultsAndExitCodes(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"pass", []string{"-run", "^pass$"}, 0, []string{"TAP version 13\n1..1\n", "# passes\nok 1 pass\n"}},
+		{"skip", []string{"-run", "^skip$"}, 4, []string{"ok 1 skip # SKIP FAN_TEST not supported (EINVAL)\n"}},
+		{"skip_ltp", []string{"-run", "^skip$", "-exit", "ltp"}, 32, []string{"ok 1 skip # SKIP"}},
+		{"skip_strict", []string{"-run", "^skip$", "-strict"}, 1, []string{
+			"# strict: skip counted as failure: FAN_TEST not supported (EINVAL)\nnot ok 1 skip\n"}},
+		{"fail", []string{"-run", "^fail$"}, 1, []string{
+			"# fail (tmpfs): want 1, got 2\n",
+			"# HINT: kernel may lack 0123456789ab (\"fsnotify: a fix\")\nnot ok 1 fail\n"}},
+		{"fail_ltp", []string{"-run", "^fail$", "-exit", "ltp"}, 1, []string{"not ok 1 fail\n"}},
+		{"subtests", []string{"-run", "^subtests$"}, 0, []string{
+			"    # Subtest: subtests\n    1..2\n    ok 1 one\n    ok 2 two # SKIP reason two\nok 1 subtests\n"}},
+		{"ktap", []string{"-run", "^subtests$", "-format", "ktap"}, 0, []string{
+			"KTAP version 1\n1..1\n", "    KTAP version 1\n    # Subtest: subtests\n    1..2\n"}},
+		{"none_selected", []string{"-run", "^nothing$"}, 4, []string{"1..0\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, nil, tc.args...)
+			assert.Equal(t, r.code, tc.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, w := range tc.want {
+				assert.Assert(t, is.Contains(r.stdout, w))
+			}
+		})
+	}
+}
+
+// The watchdog reports the case that overran as TIMEOUT, reports the rest as
+// not run, and exits 1 promptly.
+func TestTimeout(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(hang|hold.*)$", "-timeout", "1s")
+	assert.Equal(t, r.code, 1, r.stdout)
+	assert.Assert(t, is.Contains(r.stdout, "not ok 1 hang # TIMEOUT 1 seconds\n"))
+	assert.Assert(t, is.Contains(r.stdout, "ok 2 hold.ext4 # SKIP not run: hang timed out before it\n"))
+	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
+}
+
+// Killing a binary with SIGKILL while it holds a loop-ext4 mount, a temp tree
+// and an actor leaves none of them behind: the mounts die with the private
+// namespace, the loop device auto-clears, the actor dies by PDEATHSIG.
+func TestSIGKILLLeavesNothing(t *testing.T) {
+	requireRoot(t)
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		t.Skip("mkfs.ext4 not found")
+	}
+	cmd := exec.Command(harnessBin, "-run", "^hold", "-timeout", "2m")
+	stderr, err := cmd.StderrPipe()
+	assert.NilError(t, err)
+	assert.NilError(t, cmd.Start())
+	defer cmd.Process.Kill()
+
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "READY ") {
+				ready <- sc.Text()
+			}
+		}
+		close(ready)
+	}()
+	var line string
+	select {
+	case line = <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("harnessbin never became ready")
+	}
+	m := regexp.MustCompile(`dev=(\S+) root=(\S+) tmp=(\S+) actor=(\d+) pid=(\d+)`).FindStringSubmatch(line)
+	assert.Assert(t, m != nil, "bad READY line %q", line)
+	dev, root, tmp := m[1], m[2], m[3]
+	var actorPid, innerPid int
+	fmt.Sscan(m[4], &actorPid)
+	fmt.Sscan(m[5], &innerPid)
+	loop := filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")
+	_, err = os.Stat(loop)
+	assert.NilError(t, err, "loop device should be attached while the binary runs")
+
+	assert.NilError(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		if alive(actorPid) {
+			left = append(left, fmt.Sprintf("actor pid %d", actorPid))
+		}
+		if alive(innerPid) {
+			left = append(left, fmt.Sprintf("namespaced pid %d", innerPid))
+		}
+		if _, err := os.Stat(loop); err == nil {
+			left = append(left, dev+" still attached")
+		}
+		if mounts, _ := os.ReadFile("/proc/self/mounts"); bytes.Contains(mounts, []byte(root)) {
+			left = append(left, "mount "+root)
+		}
+		if _, err := os.Stat(tmp); err == nil {
+			left = append(left, "temp tree "+tmp)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after SIGKILL these remain: %s", strings.Join(left, ", "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}

@@ -1,0 +1,39 @@
+// Command harnessbin is a test binary for the harness's own tests: each case
+// exercises one harness behaviour (pass, skip, failure, hang, a fixture held
+// while the process is killed). The harness tests build and run it.
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+)
+
+func main() {
+	harness.Main(harness.Suite{
+		Name: "harnessbin",
+		Doc:  "exercises the harness itself",
+		Cases: []harness.Case{
+			{Name: "pass", Doc: "passes", Run: func(t *harness.T) {}},
+			{Name: "skip", Doc: "skips with a reason", Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
+			{Name: "fail", Doc: "fails with a hint", Fix: &harness.Fix{Commit: "0123456789abcdef", Subject: "fsnotify: a fix"},
+				Run: func(t *harness.T) { t.Errorf("want 1, got 2") }},
+			{Name: "subtests", Doc: "nests", Run: func(t *harness.T) {
+				t.Run("one", func(t *harness.T) {})
+				t.Run("two", func(t *harness.T) { t.Skipf("reason two") })
+			}},
+			{Name: "hang", Doc: "blocks until the watchdog fires", Run: func(t *harness.T) { select {} }},
+			{Name: "hold", Doc: "holds ext4, tmpfs, a temp dir and an actor, then waits to be killed",
+				Filesystems: []string{"ext4"},
+				Run: func(t *harness.T) {
+					tmp := t.FS()
+					dir := t.TempDir()
+					a := t.Actor()
+					fmt.Fprintf(os.Stderr, "READY dev=%s root=%s tmp=%s actor=%d pid=%d\n", tmp.Device, tmp.Root, dir, a.Pid(), os.Getpid())
+					time.Sleep(time.Minute)
+				}},
+		},
+	})
+}
