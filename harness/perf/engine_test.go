@@ -1,0 +1,257 @@
+package perf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spinCond is a synthetic condition: k Spin iterations per operation.
+func spinCond(name string, k int) Condition {
+	return Condition{Name: name, Run: func(r *Run) error {
+		for i := 0; i < r.N; i++ {
+			Spin(k)
+			Spin(r.Spin)
+		}
+		return nil
+	}}
+}
+
+func testOptions(mode string) *Options {
+	o := NewOptions()
+	o.Budget = 3 * time.Second
+	switch mode {
+	case "aa":
+		o.AA = true
+	case "inject":
+		o.Inject = 0.05
+	}
+	return o
+}
+
+func measure(t *testing.T, e *Experiment, o *Options) *Result {
+	t.Helper()
+	if e.Suite == "" {
+		e.Suite = "perf_unit"
+	}
+	if e.OpsPerRun == 0 {
+		e.OpsPerRun = 200
+	}
+	res, err := e.Measure(o, time.Time{})
+	if err != nil {
+		t.Fatalf("Measure: %v", err)
+	}
+	for _, l := range res.Figures() {
+		t.Log(l)
+	}
+	t.Log(res.Verdict, res.Reason)
+	return res
+}
+
+func TestGatePassAndFail(t *testing.T) {
+	pass := measure(t, &Experiment{Name: "same", Base: spinCond("a", 300), Cond: spinCond("b", 300),
+		Gate: Gate{Max: 1.03}}, testOptions("gate"))
+	if pass.Verdict != Pass {
+		t.Errorf("equal work against 1.03: %v (%s), want pass", pass.Verdict, pass.Reason)
+	}
+	fail := measure(t, &Experiment{Name: "slower", Base: spinCond("a", 300), Cond: spinCond("b", 390),
+		Gate: Gate{Max: 1.03}}, testOptions("gate"))
+	if fail.Verdict != Fail {
+		t.Errorf("30%% more work against 1.03: %v (%s), want fail", fail.Verdict, fail.Reason)
+	}
+	if got := fail.Summaries[NsPerOp].Ratio.Center; got < 1.2 || got > 1.4 {
+		t.Errorf("ratio of 390/300 spins = %.3f, want about 1.3", got)
+	}
+	if len(fail.Runs) != 4*fail.Blocks {
+		t.Errorf("%d runs for %d blocks, want 4 per block", len(fail.Runs), fail.Blocks)
+	}
+	// Alternating order: block 0 is A B B A, block 1 is B A A B.
+	if fail.Runs[0].Cond != "a" || fail.Runs[1].Cond != "b" || fail.Runs[4].Cond != "b" || fail.Runs[5].Cond != "a" {
+		t.Errorf("order %s %s .. %s %s, want a b .. b a", fail.Runs[0].Cond, fail.Runs[1].Cond, fail.Runs[4].Cond, fail.Runs[5].Cond)
+	}
+}
+
+func TestUndecidedWhenStraddling(t *testing.T) {
+	o := testOptions("gate")
+	o.Budget = 300 * time.Millisecond
+	// Max exactly at the true ratio: the interval keeps straddling it.
+	res := measure(t, &Experiment{Name: "edge", Base: spinCond("a", 300), Cond: spinCond("b", 300),
+		Gate: Gate{Max: 1.0}}, o)
+	if res.Verdict == Fail {
+		t.Errorf("ratio 1 against max 1: %v (%s), want undecided or pass", res.Verdict, res.Reason)
+	}
+}
+
+func TestSelfChecks(t *testing.T) {
+	aa := measure(t, &Experiment{Name: "aa", Base: spinCond("a", 300), Cond: spinCond("b", 900),
+		Gate: Gate{Max: 1.03}}, testOptions("aa"))
+	if aa.Cond != "a_aa" || aa.Verdict != Pass {
+		t.Errorf("-aa: cond %s verdict %v (%s), want a_aa pass", aa.Cond, aa.Verdict, aa.Reason)
+	}
+	inj := measure(t, &Experiment{Name: "inject", Base: spinCond("a", 300), Cond: spinCond("b", 300),
+		Gate: Gate{Max: 1.03}}, testOptions("inject"))
+	if inj.Verdict != Pass {
+		t.Errorf("-inject 5%%: %v (%s), want pass", inj.Verdict, inj.Reason)
+	}
+	if c := inj.Summaries[NsPerOp].Ratio.Center; c < 1.03 || c > 1.07 {
+		t.Errorf("-inject 5%%: ratio %.4f, want about 1.05", c)
+	}
+}
+
+func TestLatencyMetrics(t *testing.T) {
+	lat := func(name string, k int) Condition {
+		return Condition{Name: name, Run: func(r *Run) error {
+			t0 := Now()
+			for i := 0; i < r.N; i++ {
+				Spin(k)
+				Spin(r.Spin)
+				t1 := Now()
+				r.Lat[i] = t1 - t0
+				t0 = t1
+			}
+			return nil
+		}}
+	}
+	res := measure(t, &Experiment{Name: "lat", Base: lat("a", 500), Cond: lat("b", 500), Latency: true,
+		Gate: Gate{Metric: P50, Max: 1.03}}, testOptions("gate"))
+	if res.Verdict != Pass {
+		t.Errorf("p50 gate: %v (%s)", res.Verdict, res.Reason)
+	}
+	for _, m := range []string{NsPerOp, P50, P99, OpsPerSec} {
+		if _, ok := res.Summaries[m]; !ok {
+			t.Errorf("no %s summary", m)
+		}
+	}
+	if res.ClockNs <= 0 || res.ClockNs > 1000 {
+		t.Errorf("clock cost %.1f ns", res.ClockNs)
+	}
+}
+
+var benchLine = regexp.MustCompile(`^Benchmark[A-Za-z]+/case=[a-z0-9_]+/cond=[a-z0-9_:]+-\d+\t\d+(\t[0-9.]+ [a-z/0-9-]+)+$`)
+
+func TestSaveLoadBenchBaseline(t *testing.T) {
+	o := testOptions("gate")
+	o.Budget = time.Second
+	dir := t.TempDir()
+	o.Save = filepath.Join(dir, "old.json")
+	res := measure(t, &Experiment{Name: "rt", Base: spinCond("a", 300), Cond: spinCond("b", 300),
+		Gate: Gate{Max: 1.03}}, o)
+	if err := Record(res, o); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(o.Save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Find("rt", "gate")
+	if got == nil || len(got.Runs) != len(res.Runs) || got.Env == nil || got.Env.Kernel == "" {
+		t.Fatalf("round trip lost data: %+v", got)
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "old.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(txt), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			n++
+			if !benchLine.MatchString(l) {
+				t.Errorf("bad benchmark line %q", l)
+			}
+		}
+	}
+	if want := len(res.Runs) + res.Blocks; n != want {
+		t.Errorf("%d benchmark lines, want %d (runs + block ratios)", n, want)
+	}
+
+	// Against itself: no regression.
+	rows := Compare(res, []*SavedFile{f}, o)
+	if rows[0].Verdict != Pass || !rows[0].Gated {
+		t.Errorf("self comparison: %+v", rows[0])
+	}
+	tab := Table(rows, []string{"old"})
+	if tab[0] != "| metric | before | after | change | verdict |" || len(tab) != 2+len(rows) {
+		t.Errorf("table:\n%s", strings.Join(tab, "\n"))
+	}
+	// A copy whose measured condition is 10% slower: regression.
+	slow := *res
+	slow.Runs = nil
+	for _, r := range res.Runs {
+		c := r
+		c.Values = map[string]float64{}
+		for k, v := range r.Values {
+			c.Values[k] = v
+			if r.Cond == "b" {
+				c.Values[k] = v * 1.10
+			}
+		}
+		slow.Runs = append(slow.Runs, c)
+	}
+	rows = Compare(&slow, []*SavedFile{f}, o)
+	if rows[0].Verdict != Fail {
+		t.Errorf("10%% slower against 5%%: %v (%s)", rows[0].Verdict, rows[0].Reason)
+	}
+	// Two baselines: drift column, verdicts against both.
+	rows = Compare(res, []*SavedFile{f, f}, o)
+	tab = Table(rows, []string{"a", "b"})
+	if !strings.Contains(tab[0], "drift") || rows[0].Drift == nil || rows[0].Verdict != Pass {
+		t.Errorf("two baselines: %+v\n%s", rows[0], strings.Join(tab, "\n"))
+	}
+	t.Log("\n" + strings.Join(tab, "\n"))
+}
+
+// fakeT records what Check reports.
+type fakeT struct {
+	logs, errs, skips []string
+	strict            bool
+}
+
+func (f *fakeT) Helper()                   {}
+func (f *fakeT) Logf(s string, a ...any)   { f.logs = append(f.logs, fmt.Sprintf(s, a...)) }
+func (f *fakeT) Errorf(s string, a ...any) { f.errs = append(f.errs, fmt.Sprintf(s, a...)) }
+func (f *fakeT) Skipf(s string, a ...any)  { f.skips = append(f.skips, fmt.Sprintf(s, a...)) }
+func (f *fakeT) Strict() bool              { return f.strict }
+func (f *fakeT) has(sub string) bool       { return strings.Contains(strings.Join(f.logs, "\n"), sub) }
+
+func (f *fakeT) check(tb testing.TB, e, s int) {
+	tb.Helper()
+	if len(f.errs) != e || len(f.skips) != s {
+		tb.Errorf("errors %d skips %d, want %d %d: errs=%q skips=%q", len(f.errs), len(f.skips), e, s, f.errs, f.skips)
+	}
+}
+
+func TestCheckReporting(t *testing.T) {
+	o := testOptions("gate")
+	o.Budget = 200 * time.Millisecond
+	e := &Experiment{Suite: "perf_unit", Name: "edge", Base: spinCond("a", 300), Cond: spinCond("b", 300),
+		OpsPerRun: 200, Gate: Gate{Max: 1.0}}
+	ft := &fakeT{}
+	res := CheckWith(ft, e, o)
+	t.Log(strings.Join(ft.logs, "\n"))
+	if res == nil {
+		t.Fatal("no result")
+	}
+	if !ft.has("ratio") {
+		t.Errorf("figures missing")
+	}
+	switch res.Verdict {
+	case Undecided:
+		ft.check(t, 0, 1)
+		if !strings.Contains(ft.skips[0], "[") {
+			t.Errorf("skip reason without interval: %q", ft.skips[0])
+		}
+		st := &fakeT{strict: true}
+		CheckWith(st, e, o)
+		if r := st.errs; len(r) == 0 && len(st.skips) > 0 {
+			t.Errorf("strict: undecided was a skip")
+		}
+	case Pass:
+		ft.check(t, 0, 0)
+	default:
+		t.Errorf("verdict %v", res.Verdict)
+	}
+}

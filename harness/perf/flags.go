@@ -1,0 +1,151 @@
+package perf
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Profile sizes an experiment. The quick profile keeps each binary well under a
+// minute on a 2-core VM; full uses the sizes of the seed threads (10^7 one-byte
+// writes per condition, 10^5 open/close per mode and more).
+type Profile struct {
+	Name string `json:"name"`
+	// OpsScale multiplies an experiment's OpsPerRun (operations in one timed run).
+	OpsScale int `json:"ops_scale"`
+	// WarmupBlocks are measured and thrown away before the first counted block.
+	WarmupBlocks int `json:"warmup_blocks"`
+	// MinBlocks is the first point at which a verdict may be taken.
+	MinBlocks int `json:"min_blocks"`
+	// MaxBlocks stops the experiment even if the budget is not used up.
+	MaxBlocks int `json:"max_blocks"`
+	// Budget is the wall-time limit of one experiment (one gate).
+	Budget time.Duration `json:"budget_ns"`
+}
+
+// Profiles known to -profile.
+var Profiles = map[string]Profile{
+	"quick": {Name: "quick", OpsScale: 1, WarmupBlocks: 3, MinBlocks: 24, MaxBlocks: 4000, Budget: 8 * time.Second},
+	"full":  {Name: "full", OpsScale: 5, WarmupBlocks: 10, MinBlocks: 500, MaxBlocks: 20000, Budget: 240 * time.Second},
+}
+
+// Options are the engine's command-line settings, shared by every experiment of a
+// binary.
+type Options struct {
+	Profile   string
+	Save      string
+	Baselines []string
+	// AA makes both conditions of every experiment the base condition: the engine must
+	// then find no difference.
+	AA bool
+	// Inject is the fraction of extra work (0.02 for "-inject 2%") added to the
+	// measured condition, which is replaced by the base condition plus that work: the
+	// engine must then find the slowdown.
+	Inject float64
+	// Budget overrides the profile's per-experiment time budget when non-zero.
+	Budget time.Duration
+	// Threshold is the pre-registered regression threshold of -baseline comparisons.
+	Threshold float64
+	// Confidence is the confidence level of every interval.
+	Confidence float64
+	// Strict turns undecided verdicts into failures even if the harness's own -strict
+	// is not set.
+	Strict bool
+}
+
+// Flags holds the options registered on flag.CommandLine by this package, so any
+// binary that imports harness/perf accepts -profile, -save, -baseline, -aa, -inject,
+// -budget, -threshold and -confidence.
+var Flags = NewOptions()
+
+func init() { Flags.Register(flag.CommandLine) }
+
+// NewOptions returns the defaults: quick profile, 5% regression threshold, 99%
+// confidence.
+func NewOptions() *Options {
+	return &Options{Profile: "quick", Threshold: 0.05, Confidence: 0.99}
+}
+
+// Register adds the engine's flags to fs.
+func (o *Options) Register(fs *flag.FlagSet) {
+	fs.Func("profile", "perf profile: quick (CI, default) or full (the seed threads' sizes)", func(s string) error {
+		if _, ok := Profiles[s]; !ok {
+			return fmt.Errorf("unknown profile %q (want quick or full)", s)
+		}
+		o.Profile = s
+		return nil
+	})
+	fs.StringVar(&o.Save, "save", o.Save, "write every perf sample and the environment to `FILE` (JSON) and FILE.txt (Go benchmark format, for benchstat)")
+	fs.Func("baseline", "compare with results saved by -save on another kernel (`FILE`; repeat: before-A, before-B gives a drift check)", func(s string) error {
+		o.Baselines = append(o.Baselines, s)
+		return nil
+	})
+	fs.BoolVar(&o.AA, "aa", o.AA, "self-check: measure the base condition against itself; a flagged difference fails")
+	fs.Func("inject", "self-check: add `PCT` extra work (e.g. 2%) to a copy of the base condition; a missed slowdown fails", func(s string) error {
+		v, err := ParsePercent(s)
+		if err != nil {
+			return err
+		}
+		if v <= 0 || v >= 1 {
+			return fmt.Errorf("inject %q: want a percentage between 0 and 100", s)
+		}
+		o.Inject = v
+		return nil
+	})
+	fs.DurationVar(&o.Budget, "budget", o.Budget, "wall-time budget of one perf experiment (default: the profile's)")
+	fs.Func("threshold", "pre-registered regression threshold for -baseline (default 5%)", func(s string) error {
+		v, err := ParsePercent(s)
+		if err != nil {
+			return err
+		}
+		o.Threshold = v
+		return nil
+	})
+	fs.Func("confidence", "confidence level of intervals (default 99%)", func(s string) error {
+		v, err := ParsePercent(s)
+		if err != nil {
+			return err
+		}
+		if v <= 0.5 || v >= 1 {
+			return fmt.Errorf("confidence %q: want between 50%% and 100%%", s)
+		}
+		o.Confidence = v
+		return nil
+	})
+}
+
+// ParsePercent parses "2%", "2" (percent) or "0.02%"; a value without a percent sign
+// is read as percent too, so "-inject 2" means 2%.
+func ParsePercent(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse percentage %q: %w", s, err)
+	}
+	return v / 100, nil
+}
+
+// profile returns the selected profile with the budget override applied.
+func (o *Options) profile() Profile {
+	p, ok := Profiles[o.Profile]
+	if !ok {
+		p = Profiles["quick"]
+	}
+	if o.Budget > 0 {
+		p.Budget = o.Budget
+	}
+	return p
+}
+
+// Mode names the kind of run: "gate", "aa" or "inject".
+func (o *Options) Mode() string {
+	switch {
+	case o.AA:
+		return "aa"
+	case o.Inject > 0:
+		return "inject"
+	}
+	return "gate"
+}

@@ -1,0 +1,85 @@
+package perf
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// AllowedCPUs returns the CPUs this process may run on, in ascending order.
+func AllowedCPUs() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	var cpus []int
+	for i := 0; i < len(set)*64; i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("sched_getaffinity: empty CPU set")
+	}
+	return cpus, nil
+}
+
+// CPUPlan says where the measuring thread and the helper threads (listeners,
+// mutators) run.
+type CPUPlan struct {
+	Worker int `json:"worker"`
+	// Helper is a CPU other than Worker when there is one, else Worker itself
+	// (Shared is then true).
+	Helper int  `json:"helper"`
+	Shared bool `json:"shared"`
+}
+
+// PlanCPUs puts the measuring thread on the highest allowed CPU (CPU 0 takes most
+// device interrupts and housekeeping) and helpers on the next one down.
+func PlanCPUs() (CPUPlan, error) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		return CPUPlan{}, err
+	}
+	w := cpus[len(cpus)-1]
+	if len(cpus) == 1 {
+		return CPUPlan{Worker: w, Helper: w, Shared: true}, nil
+	}
+	return CPUPlan{Worker: w, Helper: cpus[len(cpus)-2]}, nil
+}
+
+// PinThread locks the calling goroutine to its OS thread and binds that thread to
+// cpu. The returned function restores the thread's previous affinity and unlocks it;
+// call it from the same goroutine.
+func PinThread(cpu int) (restore func(), err error) {
+	runtime.LockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("sched_setaffinity(cpu %d): %w", cpu, err)
+	}
+	return func() {
+		// Best effort: a thread whose affinity cannot be restored is still
+		// released; the runtime may reuse it with the narrower set.
+		_ = unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}, nil
+}
+
+// CurrentCPU returns the CPU the calling thread runs on (a check that pinning held).
+func CurrentCPU() (int, error) {
+	var cpu, node uint32
+	_, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), uintptr(unsafe.Pointer(&node)), 0)
+	if e != 0 {
+		return -1, fmt.Errorf("getcpu: %w", e)
+	}
+	return int(cpu), nil
+}

@@ -1,0 +1,185 @@
+package perf
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestMedianQuantile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	if m := Median(xs); m != 3 {
+		t.Errorf("Median(%v) = %v, want 3", xs, m)
+	}
+	if xs[0] != 5 {
+		t.Errorf("Median modified its input: %v", xs)
+	}
+	if m := Median([]float64{1, 2, 3, 4}); m != 2.5 {
+		t.Errorf("Median even = %v, want 2.5", m)
+	}
+	if q := Quantile([]float64{1, 2, 3, 4, 5}, 0.99); !near(q, 4.96, 1e-12) {
+		t.Errorf("Quantile 0.99 = %v, want 4.96", q)
+	}
+	if !math.IsNaN(Median(nil)) {
+		t.Errorf("Median(nil) is not NaN")
+	}
+}
+
+// The order statistics and coverages below are those of benchstat (benchmath's
+// QuantileCI) for the median: n=10 at 95% uses the 2nd and 9th values (coverage
+// 97.85%), n=6 at 95% the 1st and 6th (96.88%), and n=5 has no 95% interval.
+func TestMedianCIOrders(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		conf  float64
+		k     int
+		cover float64
+	}{
+		{10, 0.95, 2, 0.978515625},
+		{6, 0.95, 1, 0.96875},
+		{5, 0.95, 0, 0},
+		{100, 0.95, 40, 0.9648},
+		{1000, 0.99, 459, 0.99136},
+	} {
+		k, cover := medianOrder(tc.n, tc.conf)
+		if k != tc.k || (k > 0 && !near(cover, tc.cover, 5e-4)) {
+			t.Errorf("medianOrder(%d, %v) = %d, %.5f; want %d, %.5f", tc.n, tc.conf, k, cover, tc.k, tc.cover)
+		}
+	}
+	xs := []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
+	iv := MedianCI(xs, 0.95)
+	if iv.Center != 5.5 || iv.Lo != 2 || iv.Hi != 9 || iv.N != 10 {
+		t.Errorf("MedianCI = %+v, want 5.5 [2,9]", iv)
+	}
+	if iv := MedianCI(xs[:5], 0.95); iv.Finite() {
+		t.Errorf("MedianCI of 5 samples at 95%% is finite: %+v", iv)
+	}
+}
+
+// Coverage: over many simulated experiments the interval must contain the true
+// median at least as often as promised (heavy-tailed samples: the noise of a VM).
+func TestMedianCICoverage(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const trials, n = 2000, 60
+	miss := 0
+	xs := make([]float64, n)
+	for i := 0; i < trials; i++ {
+		for j := range xs {
+			// Log-normal around 1 with rare 3x outliers; true median 1.
+			xs[j] = math.Exp(0.03 * r.NormFloat64())
+			if r.IntN(50) == 0 {
+				xs[j] *= 3
+			}
+		}
+		iv := MedianCI(xs, 0.95)
+		// The outliers move the true median slightly above 1: tolerate it by
+		// checking the median of the clean distribution's bulk.
+		if iv.Lo > 1.001 || iv.Hi < 1 {
+			miss++
+		}
+	}
+	if rate := float64(miss) / trials; rate > 0.06 {
+		t.Errorf("95%% median interval missed %.1f%% of the time", 100*rate)
+	}
+}
+
+func TestRatioCI(t *testing.T) {
+	den := []float64{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}
+	num := make([]float64, len(den))
+	for i, d := range den {
+		num[i] = d * 1.02
+	}
+	iv := RatioCI(num, den, 0.95)
+	if !near(iv.Center, 1.02, 1e-12) || !near(iv.Lo, 1.02, 1e-12) || !near(iv.Hi, 1.02, 1e-12) {
+		t.Errorf("RatioCI of exact 2%% = %+v", iv)
+	}
+}
+
+// Reference values: github.com/aclements/go-moremath/stats.MannWhitneyUTest (what
+// benchstat uses), which switches to the same normal approximation with tie and
+// continuity corrections for samples of this size.
+func TestMannWhitney(t *testing.T) {
+	var x2, y2 []float64
+	for i := 0; i < 30; i++ {
+		x2 = append(x2, float64(i*7%31))
+		y2 = append(y2, float64(i*5%29)+3.5)
+	}
+	u2, err := MannWhitney(x2, y2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u2.U != 383 || !near(u2.P, 0.3255198653238336, 1e-12) {
+		t.Errorf("U = %v, p = %.16f; want 383, 0.3255198653238336", u2.U, u2.P)
+	}
+	x := []float64{1, 2, 3, 4, 5, 6, 7}
+	y := []float64{3, 4, 5, 6, 7, 8, 9}
+	u, err := MannWhitney(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ranks of x with ties averaged: 1+2+3.5+5.5+7.5+9.5+11.5 = 40.5, U = 40.5-28.
+	if u.U != 12.5 {
+		t.Errorf("U = %v, want 12.5", u.U)
+	}
+	// moremath's exact p for these is 0.1410; the approximation is close.
+	if !near(u.P, 0.141, 0.005) {
+		t.Errorf("p = %.5f, want about 0.141", u.P)
+	}
+	same, _ := MannWhitney(x, x)
+	if same.P != 1 {
+		t.Errorf("identical samples: p = %v, want 1", same.P)
+	}
+	if _, err := MannWhitney(x[:3], y); err == nil {
+		t.Errorf("3 samples: no ErrTooFew")
+	}
+	flat := []float64{1, 1, 1, 1, 1}
+	if f, err := MannWhitney(flat, flat); err != nil || f.P != 1 {
+		t.Errorf("all equal: %+v %v", f, err)
+	}
+}
+
+func TestShiftCI(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float64, 300)
+	y := make([]float64, 300)
+	for i := range x {
+		x[i] = 100 + r.NormFloat64()
+		y[i] = 103 + r.NormFloat64()
+	}
+	iv, err := ShiftCI(x, y, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(iv.Lo < 3 && 3 < iv.Hi) || !near(iv.Center, 3, 0.3) || iv.Hi-iv.Lo > 1 {
+		t.Errorf("ShiftCI = %+v, want about 3 ± 0.3", iv)
+	}
+	rv, err := RatioShiftCI(x, y, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(rv.Lo < 1.03 && 1.03 < rv.Hi) {
+		t.Errorf("RatioShiftCI = %+v, want about 1.03", rv)
+	}
+}
+
+func TestNormalQuantile(t *testing.T) {
+	for p, z := range map[float64]float64{0.5: 0, 0.975: 1.959964, 0.995: 2.575829, 0.9995: 3.290527} {
+		if got := NormalQuantile(p); !near(got, z, 1e-5) {
+			t.Errorf("NormalQuantile(%v) = %v, want %v", p, got, z)
+		}
+	}
+}
+
+func TestParsePercent(t *testing.T) {
+	for s, want := range map[string]float64{"2%": 0.02, "2": 0.02, "0.5%": 0.005, " 5% ": 0.05} {
+		got, err := ParsePercent(s)
+		if err != nil || !near(got, want, 1e-12) {
+			t.Errorf("ParsePercent(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	if _, err := ParsePercent("x%"); err == nil {
+		t.Errorf("ParsePercent(x%%) accepted")
+	}
+}
