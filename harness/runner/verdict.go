@@ -40,11 +40,15 @@ func judge(o *Outcome, timeout time.Duration, strict bool) {
 		leaves += c
 	}
 	failedCases := counts[tap.StatusFail] + counts[tap.StatusTimeout] + counts[tap.StatusError] + counts[tap.StatusMissing]
-	if st.BailOut != "" {
+	// A binary that never ran has no stream to complain about.
+	ran := o.StartErr == nil && !(o.Interrupted && o.Elapsed == 0)
+	if ran && st.BailOut != "" {
 		note("bailed out: %s", st.BailOut)
 	}
 	for _, p := range st.Problems {
-		note("%s", p)
+		if ran {
+			note("%s", p)
+		}
 	}
 	streamBroken := st.BailOut != "" || len(st.Problems) > 0 || counts[tap.StatusMissing] > 0
 

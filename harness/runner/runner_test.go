@@ -1,0 +1,407 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// fake writes an executable shell script named name into dir.
+func fake(t *testing.T, dir, name, body string) Binary {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	assert.NilError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+	return Binary{Name: name, Path: p}
+}
+
+const (
+	passBody = `echo "TAP version 13"
+echo "1..2"
+echo "ok 1 a"
+echo "ok 2 b # SKIP no ext4"
+`
+	failBody = `echo "TAP version 13"
+echo "1..2"
+echo "# want: IN_CREATE"
+echo "# got:  nothing"
+echo "not ok 1 create"
+echo "ok 2 delete"
+exit 1
+`
+	skipAllBody = `echo "TAP version 13"
+echo "1..0 # SKIP requires root"
+exit 4
+`
+	crashBody = `echo "TAP version 13"
+echo "1..3"
+echo "ok 1 first"
+echo "panic: runtime error: index out of range" >&2
+echo "goroutine 1 [running]:" >&2
+exit 2
+`
+	hangBody = `echo "TAP version 13"
+echo "1..1"
+sleep 60
+`
+)
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      string
+		strict    bool
+		status    tap.Status
+		reason    string
+		broken    bool
+		noteMatch string // regexp one of the notes must match, "" for no notes
+	}{
+		{name: "pass", body: passBody, status: tap.StatusPass},
+		{name: "fail", body: failBody, status: tap.StatusFail},
+		{name: "skip_all", body: skipAllBody, status: tap.StatusSkip, reason: "requires root"},
+		{name: "skip_all_ltp", body: strings.Replace(skipAllBody, "exit 4", "exit 32", 1), status: tap.StatusSkip, reason: "requires root"},
+		{name: "every_case_skipped", body: "echo 1..2\necho 'ok 1 a # SKIP no fanotify (ENOSYS)'\necho 'ok 2 b # SKIP no fanotify (ENOSYS)'\nexit 4\n",
+			status: tap.StatusSkip, reason: "no fanotify (ENOSYS)"},
+		{name: "skips_with_mixed_reasons", body: "echo 1..2\necho 'ok 1 a # SKIP x'\necho 'ok 2 b # SKIP y'\nexit 4\n",
+			status: tap.StatusSkip, reason: "all 2 cases skipped (first: x)"},
+		{name: "strict_turns_skip_into_failure", body: skipAllBody, strict: true, status: tap.StatusFail, noteMatch: "strict mode: skipped: requires root"},
+		{name: "exit_0_with_failed_case", body: strings.Replace(failBody, "exit 1", "exit 0", 1), status: tap.StatusFail, noteMatch: `exit status 0 but 1 case\(s\) failed`},
+		{name: "exit_1_without_failed_case", body: passBody + "exit 1\n", status: tap.StatusFail, noteMatch: "exit status 1 although no case failed"},
+		{name: "exit_4_with_passes", body: passBody + "exit 4\n", status: tap.StatusFail, noteMatch: `1 of 2 cases were not skipped`},
+		{name: "crash_mid_stream", body: crashBody, status: tap.StatusFail, broken: true, noteMatch: `^  panic: runtime error`},
+		{name: "killed_by_signal", body: "echo 1..1\nkill -SEGV $$\n", status: tap.StatusFail, broken: true, noteMatch: "killed by signal segmentation fault"},
+		{name: "no_output", body: "exit 0\n", status: tap.StatusFail, broken: true, noteMatch: "no plan"},
+		{name: "bail_out", body: "echo 1..2\necho 'ok 1 a'\necho 'Bail out! no tmpfs'\nexit 1\n", status: tap.StatusFail, broken: true, noteMatch: "bailed out: no tmpfs"},
+		{name: "odd_exit_status", body: passBody + "exit 3\n", status: tap.StatusFail, broken: true, noteMatch: "exit status 3"},
+		{name: "hang", body: hangBody, status: tap.StatusTimeout, reason: "0.5 seconds", broken: true, noteMatch: `killed after 0.5 seconds`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := fake(t, t.TempDir(), tc.name, tc.body)
+			rep, err := Run(context.Background(), []Binary{b}, Options{Timeout: 500 * time.Millisecond, KillGrace: 200 * time.Millisecond, Strict: tc.strict})
+			assert.NilError(t, err)
+			o := rep.Outcomes[0]
+			assert.Equal(t, o.Node.Status, tc.status, "notes: %q", o.Notes)
+			assert.Equal(t, o.Node.Reason, tc.reason)
+			assert.Equal(t, o.Broken, tc.broken, "notes: %q", o.Notes)
+			if tc.noteMatch == "" {
+				assert.Check(t, is.Len(o.Notes, 0))
+				return
+			}
+			re := regexp.MustCompile(tc.noteMatch)
+			found := false
+			for _, n := range o.Notes {
+				found = found || re.MatchString(n)
+			}
+			assert.Assert(t, found, "no note matches %q in %q", tc.noteMatch, o.Notes)
+		})
+	}
+}
+
+func TestStartError(t *testing.T) {
+	rep, err := Run(context.Background(), []Binary{{Name: "absent", Path: "/nonexistent/absent"}}, Options{})
+	assert.NilError(t, err)
+	o := rep.Outcomes[0]
+	assert.Equal(t, o.Node.Status, tap.StatusFail)
+	assert.Assert(t, o.Broken)
+	assert.Assert(t, o.StartErr != nil)
+}
+
+// TestMergedStream checks the merged stream by eye (golden), that it parses
+// back into the report's verdicts, and that prove reads it without parse errors.
+func TestMergedStream(t *testing.T) {
+	for _, f := range []tap.Format{tap.TAP13, tap.KTAP} {
+		t.Run(f.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			bins := []Binary{
+				fake(t, dir, "perf_first_in_list", "echo 'TAP version 13'\necho 1..1\necho 'ok 1 ratio'\n"),
+				fake(t, dir, "good", passBody),
+				fake(t, dir, "bad", failBody),
+				fake(t, dir, "skipper", skipAllBody),
+				fake(t, dir, "crasher", crashBody),
+				fake(t, dir, "hanger", hangBody),
+			}
+			var out bytes.Buffer
+			res := filepath.Join(dir, "results")
+			rep, err := Run(context.Background(), bins, Options{
+				Timeout: 500 * time.Millisecond, KillGrace: 100 * time.Millisecond, Jobs: 3,
+				Format: f, Out: &out, ResultsDir: res,
+			})
+			assert.NilError(t, err)
+			golden.Assert(t, out.String(), "merged_"+f.String()+".golden")
+
+			back := tap.ParseString(out.String())
+			assert.Check(t, is.Len(back.Problems, 0))
+			assert.Equal(t, len(back.Children), len(rep.Outcomes))
+			for i, c := range back.Children {
+				o := rep.Outcomes[i]
+				assert.Check(t, is.Equal(c.Name, o.Binary.Name))
+				assert.Check(t, is.Equal(c.Status.Failed(), o.Node.Status.Failed()), c.Name)
+			}
+			assert.Equal(t, rep.Outcomes[len(rep.Outcomes)-1].Binary.Name, "perf_first_in_list")
+
+			for _, name := range []string{"results.tap", "results.json", "junit.xml", "summary.txt", "logs/crasher.stdout", "logs/crasher.stderr"} {
+				_, err := os.Stat(filepath.Join(res, name))
+				assert.Check(t, err, name)
+			}
+			saved, err := os.ReadFile(filepath.Join(res, "results.tap"))
+			assert.NilError(t, err)
+			assert.Equal(t, string(saved), out.String())
+			stderr, err := os.ReadFile(filepath.Join(res, "logs", "crasher.stderr"))
+			assert.NilError(t, err)
+			assert.Assert(t, is.Contains(string(stderr), "panic: runtime error"))
+
+			prove, err := exec.LookPath("prove")
+			if err != nil || f == tap.KTAP {
+				return
+			}
+			script := filepath.Join(dir, "merged.t")
+			assert.NilError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+out.String()+"EOF\n"), 0o755))
+			pout, err := exec.Command(prove, "--exec", "/bin/sh", script).CombinedOutput()
+			assert.Assert(t, err != nil, "prove passed a stream with failures:\n%s", pout)
+			assert.Assert(t, !bytes.Contains(pout, []byte("Parse errors")), "prove:\n%s", pout)
+			assert.Assert(t, bytes.Contains(pout, []byte("Failed tests:  2, 4-5")), "prove:\n%s", pout)
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	dir := t.TempDir()
+	bins := []Binary{fake(t, dir, "good", passBody), fake(t, dir, "bad", failBody), fake(t, dir, "skipper", skipAllBody), fake(t, dir, "crasher", crashBody)}
+	rep, err := Run(context.Background(), bins, Options{})
+	assert.NilError(t, err)
+	var b bytes.Buffer
+	rep.WriteSummary(&b)
+	// Elapsed time is the one varying field.
+	got := regexp.MustCompile(`in [0-9.]+m?s\n`).ReplaceAllString(b.String(), "in TIME\n")
+	golden.Assert(t, got, "summary.golden")
+}
+
+func TestExitCode(t *testing.T) {
+	out := func(s tap.Status, broken bool) *Outcome {
+		return &Outcome{Node: &tap.Node{Status: s}, Broken: broken}
+	}
+	pass, fail, skip := out(tap.StatusPass, false), out(tap.StatusFail, false), out(tap.StatusSkip, false)
+	broken := out(tap.StatusTimeout, true)
+	tests := []struct {
+		name        string
+		outcomes    []*Outcome
+		interrupted bool
+		kselftest   int
+		ltp         int
+	}{
+		{"all_pass", []*Outcome{pass, pass}, false, 0, 0},
+		{"pass_and_skip", []*Outcome{pass, skip}, false, 0, 0},
+		{"all_skip", []*Outcome{skip, skip}, false, 4, 32},
+		{"one_fail", []*Outcome{pass, fail, skip}, false, 1, 1},
+		{"one_broken", []*Outcome{pass, broken}, false, 1, 2},
+		{"fail_and_broken", []*Outcome{fail, broken}, false, 1, 3},
+		{"interrupted", []*Outcome{pass}, true, 1, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Outcomes: tc.outcomes, Interrupted: tc.interrupted}
+			assert.Equal(t, r.ExitCode(false), tc.kselftest)
+			assert.Equal(t, r.ExitCode(true), tc.ltp)
+		})
+	}
+}
+
+// TestTimeoutKillsProcessGroup checks that nothing a timed-out binary
+// started survives it.
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	b := fake(t, dir, "spawner", fmt.Sprintf("echo 1..1\nsleep 60 &\necho $! > %s\nwait\n", pidFile))
+	start := time.Now()
+	rep, err := Run(context.Background(), []Binary{b}, Options{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
+	assert.NilError(t, err)
+	assert.Assert(t, time.Since(start) < 10*time.Second)
+	assert.Equal(t, rep.Outcomes[0].Node.Status, tap.StatusTimeout)
+	raw, err := os.ReadFile(pidFile)
+	assert.NilError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	assert.NilError(t, err)
+	assert.Assert(t, !alive(pid), "background child %d survived the timeout", pid)
+}
+
+// alive reports whether pid runs (a zombie waiting for a reaper does not).
+func alive(pid int) bool {
+	for range 50 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// TestPerfRunsAlone checks that with -j the perf binaries overlap nothing.
+func TestPerfRunsAlone(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	body := func(name string) string {
+		return fmt.Sprintf("echo start %s >> %s\nsleep 0.2\necho end %s >> %s\necho 1..1\necho 'ok 1 x'\n", name, log, name, log)
+	}
+	var bins []Binary
+	for _, n := range []string{"perf_a", "one", "perf_b", "two", "three"} {
+		bins = append(bins, fake(t, dir, n, body(n)))
+	}
+	rep, err := Run(context.Background(), bins, Options{Jobs: 4})
+	assert.NilError(t, err)
+	assert.Equal(t, rep.ExitCode(false), 0)
+	raw, err := os.ReadFile(log)
+	assert.NilError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	assert.Equal(t, len(lines), 10)
+	// The last four lines are the perf binaries, one after the other.
+	assert.DeepEqual(t, lines[6:], []string{"start perf_a", "end perf_a", "start perf_b", "end perf_b"})
+	// The others ran at once: all three started before any ended.
+	for _, l := range lines[:3] {
+		assert.Assert(t, strings.HasPrefix(l, "start "), "lines: %q", lines)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bins := []Binary{fake(t, dir, "hanger", hangBody), fake(t, dir, "never", passBody)}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	rep, err := Run(ctx, bins, Options{KillGrace: 100 * time.Millisecond})
+	assert.NilError(t, err)
+	assert.Assert(t, rep.Interrupted)
+	assert.Equal(t, rep.Outcomes[0].Node.Status, tap.StatusFail)
+	assert.Equal(t, rep.Outcomes[1].Notes[0], "never: not run: interrupted")
+	assert.Equal(t, rep.ExitCode(false), 1)
+}
+
+func TestDiscover(t *testing.T) {
+	dir := t.TempDir()
+	self := fake(t, dir, "fsnsuite", "").Path
+	fake(t, dir, "inotify_basic", "")
+	fake(t, dir, "perf_watch_add", "")
+	fake(t, dir, ".hidden", "")
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("x"), 0o644))
+	assert.NilError(t, os.Mkdir(filepath.Join(dir, "subdir"), 0o755))
+
+	tests := []struct {
+		perf bool
+		want []string
+	}{
+		{perf: true, want: []string{"inotify_basic", "perf_watch_add"}},
+		{perf: false, want: []string{"inotify_basic"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint("perf=", tc.perf), func(t *testing.T) {
+			bins, err := Discover(dir, self, tc.perf)
+			assert.NilError(t, err)
+			var names []string
+			for _, b := range bins {
+				names = append(names, b.Name)
+			}
+			assert.DeepEqual(t, names, tc.want)
+		})
+	}
+}
+
+func TestReadRuntest(t *testing.T) {
+	dir := t.TempDir()
+	local := fake(t, dir, "inotify_basic", "").Path
+	tests := []struct {
+		name    string
+		in      string
+		want    []Binary
+		wantErr string
+	}{
+		{
+			name: "lines_and_comments",
+			in:   "# fsnsuite\n\ninotify_basic inotify_basic -exit ltp  # trailing comment\nsh_tag sh -c true\nabs /bin/true\nabsent_tag absent_cmd\n",
+			want: []Binary{
+				{Name: "inotify_basic", Path: local, Args: []string{"-exit", "ltp"}},
+				{Name: "sh_tag", Path: lookPath(t, "sh"), Args: []string{"-c", "true"}},
+				{Name: "abs", Path: "/bin/true", Args: []string{}},
+				{Name: "absent_tag", Path: "absent_cmd", Args: []string{}},
+			},
+		},
+		{name: "missing_command", in: "lonely\n", wantErr: `runtest line 1: want "<tag> <command> [args]", got "lonely"`},
+		{name: "duplicate_tag", in: "a /bin/true\na /bin/false\n", wantErr: `runtest line 2: tag "a" already used on line 1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadRuntest(strings.NewReader(tc.in), []string{dir})
+			if tc.wantErr != "" {
+				assert.Error(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.DeepEqual(t, got, tc.want)
+		})
+	}
+}
+
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	assert.NilError(t, err)
+	return p
+}
+
+func TestFilterAndOrder(t *testing.T) {
+	bins := []Binary{{Name: "perf_b"}, {Name: "inotify_basic"}, {Name: "perf_a"}, {Name: "fanotify_basic"}}
+	tests := []struct {
+		name string
+		re   string
+		perf bool
+		want []string
+	}{
+		{"all", "", true, []string{"inotify_basic", "fanotify_basic", "perf_b", "perf_a"}},
+		{"no_perf", "", false, []string{"inotify_basic", "fanotify_basic"}},
+		{"regex", "fanotify|perf_a", true, []string{"fanotify_basic", "perf_a"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var re *regexp.Regexp
+			if tc.re != "" {
+				re = regexp.MustCompile(tc.re)
+			}
+			var names []string
+			for _, b := range Order(Filter(bins, re, tc.perf)) {
+				names = append(names, b.Name)
+			}
+			assert.DeepEqual(t, names, tc.want)
+		})
+	}
+}
+
+func TestLiveProgress(t *testing.T) {
+	dir := t.TempDir()
+	var prog bytes.Buffer
+	_, err := Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{Progress: &prog, Live: true})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Contains(prog.String(), "\x1b[2K"))
+	assert.Assert(t, is.Contains(prog.String(), "PASS    good"))
+
+	prog.Reset()
+	_, err = Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{Progress: &prog})
+	assert.NilError(t, err)
+	assert.Assert(t, !strings.Contains(prog.String(), "\x1b"), "escape codes without a terminal: %q", prog.String())
+	assert.Assert(t, is.Regexp(`^PASS +good +1 ok +0 fail +1 skip +[0-9.]+s\n$`, prog.String()))
+}
