@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what the native suite needs on a Debian-like machine: mkfs.ext4
+# (e2fsprogs) for the loop-ext4 fixture. Idempotent and quick when present.
+# The VM runner's own packages are installed by scripts/vm/deps.sh.
+set -euo pipefail
+need=()
+command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /sbin/mkfs.ext4 ] || need+=(e2fsprogs)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: need ${need[*]} (run as root to install)" >&2
+		exit 1
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+command -v go >/dev/null 2>&1 || { echo "deps: go not found on PATH (need Go >= 1.26)" >&2; exit 1; }
