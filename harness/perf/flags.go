@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness"
 )
 
 // Profile sizes an experiment. The quick profile keeps each binary well under a
@@ -55,12 +57,12 @@ type Options struct {
 	Strict bool
 }
 
-// Flags holds the options registered on flag.CommandLine by this package, so any
-// binary that imports harness/perf accepts -profile, -save, -baseline, -aa, -inject,
-// -budget, -threshold and -confidence.
+// Flags holds the options this package adds to every harness binary's command line
+// (through harness.RegisterFlags), so any binary that imports harness/perf accepts
+// -profile, -save, -baseline, -aa, -inject, -budget, -threshold and -confidence.
 var Flags = NewOptions()
 
-func init() { Flags.Register(flag.CommandLine) }
+func init() { harness.RegisterFlags(Flags.Register) }
 
 // NewOptions returns the defaults: quick profile, 5% regression threshold, 99%
 // confidence.

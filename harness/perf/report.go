@@ -181,7 +181,8 @@ func benchVal(v float64) string {
 }
 
 // TB is the part of the harness's *T the engine reports through. harness.T (and
-// testing.T) satisfy it; Strict() bool and Deadline() are used when present.
+// testing.T) satisfy it; Notef (always-printed diagnostics), Strict() bool and
+// Deadline() are used when present.
 type TB interface {
 	Helper()
 	Logf(format string, args ...any)
@@ -207,8 +208,12 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 		t.Errorf("%v", err)
 		return nil
 	}
+	note := t.Logf
+	if n, ok := t.(interface{ Notef(string, ...any) }); ok {
+		note = n.Notef // always printed, also for passing cases
+	}
 	for _, l := range res.Figures() {
-		t.Logf("%s", l)
+		note("%s", l)
 	}
 	if err := Record(res, o); err != nil {
 		t.Errorf("%v", err)
@@ -220,7 +225,7 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 			t.Errorf("%v", err)
 		}
 		for _, l := range lines {
-			t.Logf("%s", l)
+			note("%s", l)
 		}
 		v, reason = worse(v, reason, bv, breason)
 	}
