@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// binDir makes a bin/ of fake test binaries: name -> script body.
+func binDir(t *testing.T, bins map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range bins {
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755))
+	}
+	return dir
+}
+
+const (
+	pass    = "echo 'TAP version 13'; echo 1..1; echo 'ok 1 a'\n"
+	fail    = "echo 'TAP version 13'; echo 1..1; echo 'not ok 1 a'; exit 1\n"
+	skipAll = "echo 'TAP version 13'; echo '1..0 # SKIP requires root'; exit 4\n"
+	echoArg = "echo 'TAP version 13'; echo 1..1; echo \"# args: $*\"; echo 'ok 1 a'\n"
+)
+
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		bins map[string]string
+		args []string
+		want int
+	}{
+		{"all_pass", map[string]string{"a": pass, "b": pass}, nil, 0},
+		{"one_fail", map[string]string{"a": pass, "b": fail}, nil, 1},
+		{"all_skip", map[string]string{"a": skipAll, "b": skipAll}, nil, 4},
+		{"all_skip_ltp", map[string]string{"a": skipAll}, []string{"-exit", "ltp"}, 32},
+		{"strict_skip", map[string]string{"a": skipAll}, []string{"-strict"}, 1},
+		{"timeout_ltp", map[string]string{"a": "echo 1..1; sleep 60\n"}, []string{"-exit", "ltp", "-timeout", "300ms"}, 2},
+		{"filtered_to_pass", map[string]string{"good": pass, "bad": fail}, []string{"-run", "^good$"}, 0},
+		{"nothing_selected", map[string]string{"a": pass}, []string{"-run", "nomatch"}, 2},
+		{"bad_flag", map[string]string{"a": pass}, []string{"-format", "xml"}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := binDir(t, tc.bins)
+			var out, errb bytes.Buffer
+			args := append([]string{"-dir", dir, "-results", filepath.Join(t.TempDir(), "res")}, tc.args...)
+			got := run(args, &out, &errb)
+			assert.Equal(t, got, tc.want, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		})
+	}
+}
+
+func TestPassThrough(t *testing.T) {
+	dir := binDir(t, map[string]string{"inotify_basic": echoArg, "perf_watch_add": echoArg})
+	tests := []struct {
+		name string
+		args []string
+		want []string // lines of -list output
+	}{
+		{"defaults", nil, []string{
+			"inotify_basic\t" + dir + "/inotify_basic",
+			"perf_watch_add\t" + dir + "/perf_watch_add",
+		}},
+		{"flags", []string{"-case", "rename", "-strict", "-format", "ktap", "-exit", "ltp", "-v", "-case-timeout", "10s", "-profile", "full"}, []string{
+			"inotify_basic\t" + dir + "/inotify_basic -format ktap -strict -exit ltp -run rename -timeout 10s -v",
+			"perf_watch_add\t" + dir + "/perf_watch_add -format ktap -strict -exit ltp -run rename -timeout 10s -v -profile full",
+		}},
+		{"no_perf", []string{"-no-perf"}, []string{"inotify_basic\t" + dir + "/inotify_basic"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(append([]string{"-dir", dir, "-list"}, tc.args...), &out, &errb)
+			assert.Equal(t, code, 0, errb.String())
+			assert.DeepEqual(t, strings.Split(strings.TrimSpace(out.String()), "\n"), tc.want)
+		})
+	}
+
+	// The flags really reach the binary.
+	var out, errb bytes.Buffer
+	res := filepath.Join(t.TempDir(), "res")
+	code := run([]string{"-dir", dir, "-results", res, "-run", "inotify", "-case", "x"}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Assert(t, is.Contains(out.String(), "    # args: -run x\n"))
+	assert.Assert(t, is.Contains(errb.String(), "fsnsuite: 1 binaries: 1 passed, 0 failed, 0 skipped"))
+	for _, f := range []string{"results.tap", "results.json", "junit.xml", "summary.txt", "logs/inotify_basic.stdout"} {
+		_, err := os.Stat(filepath.Join(res, f))
+		assert.Check(t, err)
+	}
+}
+
+func TestRuntestFile(t *testing.T) {
+	dir := binDir(t, map[string]string{"inotify_basic": echoArg})
+	rt := filepath.Join(t.TempDir(), "fsnsuite")
+	assert.NilError(t, os.WriteFile(rt, []byte("# comment\ninotify_basic inotify_basic -exit ltp\nagain inotify_basic -v\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := run([]string{"-dir", dir, "-f", rt, "-results", filepath.Join(t.TempDir(), "res")}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Assert(t, is.Contains(out.String(), "# args: -exit ltp\n    ok 1 a\nok 1 inotify_basic\n"))
+	assert.Assert(t, is.Contains(out.String(), "# args: -v\n    ok 1 a\nok 2 again\n"))
+}
+
+func TestVMArgs(t *testing.T) {
+	var got vmRequest
+	old := runVM
+	t.Cleanup(func() { runVM = old })
+	runVM = func(_ context.Context, r vmRequest) (int, error) { got = r; return 4, nil }
+	rt := filepath.Join(t.TempDir(), "rt")
+	assert.NilError(t, os.WriteFile(rt, []byte("a a\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := run([]string{"-kernel", "/boot/vmlinuz", "-vm-mem", "1G", "-vm-cpus", "4", "-dir", "/opt/bin",
+		"-results", "/tmp/r", "-f", rt, "-strict", "-run", "fanotify", "-timeout", "1m0s"}, &out, &errb)
+	assert.Equal(t, code, 4)
+	assert.Equal(t, got.Kernel, "/boot/vmlinuz")
+	assert.Equal(t, got.MemMB, 1024)
+	assert.Equal(t, got.CPUs, 4)
+	assert.Equal(t, got.BinDir, "/opt/bin")
+	assert.Equal(t, got.ResultsDir, "/tmp/r")
+	assert.DeepEqual(t, got.Files, map[string]string{"/opt/fsnsuite/runtest": rt})
+	assert.DeepEqual(t, got.Args, []string{"-run=fanotify", "-strict=true", "-timeout=1m0s", "-f=/opt/fsnsuite/runtest"})
+}
+
+func TestParseMiB(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		err  bool
+	}{
+		{"2048", 2048, false},
+		{"512M", 512, false},
+		{"2G", 2048, false},
+		{"2g", 2048, false},
+		{"lots", 0, true},
+		{"-1", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseMiB(tc.in)
+			if tc.err {
+				assert.Assert(t, err != nil)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, got, tc.want)
+		})
+	}
+}
