@@ -1,0 +1,104 @@
+#!/bin/sh
+# fsnsuite guest /init (harness/vm). Runs under busybox sh as PID 1:
+# mounts the pseudo filesystems, checks the kernel for what the suite needs,
+# loads modules, runs the runner with its stdout on ttyS1 and stderr on ttyS2,
+# reports "FSNSUITE-VM exit CODE" and the results directory on ttyS1, and
+# reboots (qemu runs with -no-reboot, so that ends the VM).
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+umask 022
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+missing=""
+if ! mount -t devtmpfs devtmpfs /dev; then
+	missing="$missing DEVTMPFS"
+	# Make the nodes needed to say so.
+	mknod /dev/console c 5 1
+	mknod /dev/null c 1 3
+	mknod /dev/ttyS1 c 4 65
+	mknod /dev/ttyS2 c 4 66
+fi
+exec </dev/null >/dev/console 2>&1
+
+out=/dev/ttyS1
+errport=/dev/ttyS2
+stty -F $out raw -echo 2>/dev/null
+stty -F $errport raw -echo 2>/dev/null
+say() { echo "FSNSUITE-VM $*" >$out; }
+finish() {
+	sync
+	reboot -f
+	poweroff -f
+	sleep 5
+}
+
+say init "$(uname -r)" "$(nproc 2>/dev/null)"
+
+mount -t tmpfs -o mode=1777 tmpfs /tmp || missing="$missing TMPFS"
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts 2>/dev/null
+mount -t tmpfs tmpfs /dev/shm 2>/dev/null
+
+# Which kernel options are there? /proc/config.gz when built in, else traces
+# of the feature in /proc.
+cfg=""
+if [ -r /proc/config.gz ]; then
+	cfg=$(zcat /proc/config.gz 2>/dev/null)
+fi
+has_opt() {
+	echo "$cfg" | grep -q "^CONFIG_$1=[ym]"
+}
+ksym() {
+	grep -q -E " (__x64_sys_|__ia32_sys_|sys_)?$1\$" /proc/kallsyms 2>/dev/null
+}
+if [ -n "$cfg" ]; then
+	say config /proc/config.gz
+	for o in FANOTIFY INOTIFY_USER; do
+		has_opt $o || missing="$missing $o"
+	done
+	for o in FANOTIFY_ACCESS_PERMISSIONS FHANDLE; do
+		has_opt $o || say lacks $o
+	done
+else
+	if [ ! -d /proc/sys/fs/fanotify ] && ! ksym fanotify_init; then
+		if [ -s /proc/kallsyms ] || [ -d /proc/sys/fs/inotify ]; then
+			missing="$missing FANOTIFY"
+		fi
+	fi
+	if [ ! -d /proc/sys/fs/inotify ] && ! ksym inotify_init1; then
+		if [ -s /proc/kallsyms ]; then
+			missing="$missing INOTIFY_USER"
+		fi
+	fi
+fi
+if [ -n "$missing" ]; then
+	say missing $missing
+	finish
+fi
+
+# Under TCG the CRNG may never be seeded by itself and every mkfs would wait
+# on it; one blocking read here is enough.
+dd if=/dev/random of=/dev/null bs=1 count=1 2>/dev/null
+say rng
+
+if [ -f /etc/fsnsuite/modules ]; then
+	while read -r m; do
+		insmod "$m" >/dev/console 2>&1 || say modfail "$m"
+	done </etc/fsnsuite/modules
+fi
+
+mkdir -p /results
+. /etc/fsnsuite/run.conf
+say start
+cd /tmp
+FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results "$runner" "$@" >$out 2>$errport
+rc=$?
+say exit $rc
+if [ -n "$(ls -A /results 2>/dev/null)" ]; then
+	say results-begin
+	tar -C /results -cf - . | gzip -c | base64 >$out
+	say results-end
+fi
+say done
+finish

@@ -1,0 +1,520 @@
+package vm
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kvmUsable reports whether KVM looks usable: the CPU advertises hardware
+// virtualisation and /dev/kvm can create a VM. (Some sandboxes offer a
+// /dev/kvm that creates VMs but cannot run them; they show no vmx/svm flag.)
+func kvmUsable() bool {
+	cpuinfo, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	hw := false
+	for _, l := range strings.Split(string(cpuinfo), "\n") {
+		if strings.HasPrefix(l, "flags") {
+			f := " " + strings.ReplaceAll(l, "\t", " ") + " "
+			hw = strings.Contains(f, " vmx ") || strings.Contains(f, " svm ")
+			break
+		}
+	}
+	if !hw {
+		return false
+	}
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	const kvmGetAPIVersion, kvmCreateVM = 0xAE00, 0xAE01
+	v, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), kvmGetAPIVersion, 0)
+	if errno != 0 || v != 12 {
+		return false
+	}
+	fd, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), kvmCreateVM, 0)
+	if errno != 0 {
+		return false
+	}
+	syscall.Close(int(fd))
+	return true
+}
+
+// chooseAccel picks the accelerator: want, else $FSNSUITE_VM_ACCEL, else KVM
+// when usable and TCG otherwise.
+func chooseAccel(want string) (string, error) {
+	if want == "" {
+		want = os.Getenv("FSNSUITE_VM_ACCEL")
+	}
+	switch want {
+	case "":
+		if kvmUsable() {
+			return "kvm", nil
+		}
+		return "tcg", nil
+	case "tcg":
+		return "tcg", nil
+	case "kvm":
+		if !kvmUsable() {
+			return "", errors.New("vm: accel kvm requested but /dev/kvm is not usable")
+		}
+		return "kvm", nil
+	}
+	return "", fmt.Errorf("vm: unknown accel %q (want kvm or tcg)", want)
+}
+
+func mknodConsole(path string) error {
+	return syscall.Mknod(path, syscall.S_IFCHR|0o600, 5<<8|1)
+}
+
+// qemuArgs builds the qemu command line. The console and the two guest
+// output ports are written to the inherited fds 3, 4 and 5.
+func (c *Config) qemuArgs(accel, initrd string) []string {
+	cpu := "max"
+	if accel == "kvm" {
+		cpu = "host"
+	}
+	appendLine := "console=ttyS0,115200 panic=-1 rdinit=/init 8250.nr_uarts=4 random.trust_cpu=on"
+	if c.ExtraAppend != "" {
+		appendLine += " " + c.ExtraAppend
+	}
+	return []string{
+		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+		"-accel", accel, "-cpu", cpu,
+		"-m", strconv.Itoa(c.MemMB),
+		// Without ACPI only -smp with explicit sockets gives the guest all CPUs.
+		"-smp", fmt.Sprintf("%d,sockets=%d,cores=1,threads=1", c.CPUs, c.CPUs),
+		"-kernel", c.Kernel, "-initrd", initrd, "-append", appendLine,
+		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
+		"-chardev", "file,id=out,path=/proc/self/fd/4", "-serial", "chardev:out",
+		"-chardev", "file,id=err,path=/proc/self/fd/5", "-serial", "chardev:err",
+		"-monitor", "none",
+	}
+}
+
+type line struct {
+	src  int // srcConsole, srcOut, srcErr, srcQEMU
+	text string
+}
+
+const (
+	srcConsole = iota
+	srcOut
+	srcErr
+	srcQEMU
+)
+
+func scanLines(r io.Reader, src int, ch chan<- line, done chan<- struct{}) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 256*1024), 4*1024*1024)
+	for sc.Scan() {
+		ch <- line{src, strings.TrimRight(sc.Text(), "\r")}
+	}
+	done <- struct{}{}
+}
+
+// tail keeps the last n lines.
+type tail struct {
+	n     int
+	lines []string
+}
+
+func (t *tail) add(s string) {
+	t.lines = append(t.lines, s)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+func (t *tail) last() string {
+	for i := len(t.lines) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(t.lines[i]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// boot runs qemu and follows the guest until it powers off.
+func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+
+	var pr [4]*os.File // read ends: console, out, err
+	var pw [4]*os.File
+	for i := 0; i < 3; i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 1, fmt.Errorf("vm: pipe: %w", err)
+		}
+		pr[i], pw[i] = r, w
+		defer r.Close()
+	}
+	qr, qw, err := os.Pipe()
+	if err != nil {
+		return 1, fmt.Errorf("vm: pipe: %w", err)
+	}
+	defer qr.Close()
+
+	cmd := exec.Command(qemu, c.qemuArgs(accel, initrd)...)
+	cmd.Stdin = nil
+	cmd.Stdout = qw
+	cmd.Stderr = qw
+	cmd.ExtraFiles = []*os.File{pw[0], pw[1], pw[2]}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		for i := 0; i < 3; i++ {
+			pw[i].Close()
+		}
+		qw.Close()
+		return 1, fmt.Errorf("vm: starting %s: %w", qemu, err)
+	}
+	for i := 0; i < 3; i++ {
+		pw[i].Close()
+	}
+	qw.Close()
+
+	lines := make(chan line, 1024)
+	eof := make(chan struct{}, 4)
+	go scanLines(pr[0], srcConsole, lines, eof)
+	go scanLines(pr[1], srcOut, lines, eof)
+	go scanLines(pr[2], srcErr, lines, eof)
+	go scanLines(qr, srcQEMU, lines, eof)
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+
+	var consoleLog *os.File
+	if c.ResultsDir != "" {
+		if err := os.MkdirAll(c.ResultsDir, 0o755); err != nil {
+			return 1, fmt.Errorf("vm: results directory: %w", err)
+		}
+		if consoleLog, err = os.Create(filepath.Join(c.ResultsDir, "vm-console.log")); err != nil {
+			return 1, fmt.Errorf("vm: console log: %w", err)
+		}
+		defer consoleLog.Close()
+	}
+
+	m := &monitor{cfg: c, start: start, console: tail{n: 40}, qemuOut: tail{n: 20}, consoleLog: consoleLog}
+	bootTimer := time.NewTimer(c.BootTimeout)
+	defer bootTimer.Stop()
+	kill := func() {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
+	var runErr error
+	exited := false
+	open := 4
+	for open > 0 || !exited {
+		select {
+		case l := <-lines:
+			if err := m.handle(l); err != nil && runErr == nil {
+				runErr = err
+				if m.panicked {
+					// Let the panic's lines come in; panic=-1 and -no-reboot end qemu.
+					time.AfterFunc(3*time.Second, kill)
+				} else {
+					kill()
+				}
+			}
+		case <-eof:
+			open--
+		case werr := <-waitErr:
+			exited = true
+			waitErr = nil
+			if werr != nil && runErr == nil && !m.gotExit {
+				m.qemuErr = werr
+			}
+		case <-bootTimer.C:
+			if !m.started && runErr == nil {
+				runErr = m.bootTimeout()
+				kill()
+			}
+		case <-ctx.Done():
+			if runErr == nil {
+				if ctx.Err() == context.DeadlineExceeded {
+					runErr = &Error{Kind: "timeout", Msg: fmt.Sprintf("guest did not finish within %s (last TAP line: %q)", c.Timeout, m.lastTAP)}
+				} else {
+					runErr = fmt.Errorf("vm: %w", ctx.Err())
+				}
+			}
+			kill()
+			ctx = context.Background() // fire once
+		}
+	}
+	c.progressf("guest ran %.1fs", time.Since(start).Seconds())
+	if m.gotExit && runErr == nil {
+		if err := m.unpackResults(); err != nil {
+			return m.exitCode, err
+		}
+		return m.exitCode, nil
+	}
+	if runErr == nil {
+		runErr = m.diagnose()
+	}
+	return 1, runErr
+}
+
+// monitor follows the guest's output streams.
+type monitor struct {
+	cfg        *Config
+	start      time.Time
+	console    tail
+	qemuOut    tail
+	consoleLog *os.File
+
+	booted    bool // a console line arrived
+	started   bool // init reported in
+	running   bool // runner started
+	gotExit   bool
+	exitCode  int
+	panicked  bool
+	panicMsg  string
+	missing   []string
+	inResults bool
+	results   bytes.Buffer
+	lastTAP   string
+	qemuErr   error
+}
+
+func (m *monitor) elapsed() string {
+	return fmt.Sprintf("%6.1fs", time.Since(m.start).Seconds())
+}
+
+func (m *monitor) handle(l line) error {
+	switch l.src {
+	case srcQEMU:
+		m.qemuOut.add(l.text)
+		m.cfg.progressf("qemu: %s", l.text)
+	case srcErr:
+		fmt.Fprintln(m.cfg.Stderr, l.text)
+	case srcConsole:
+		m.booted = true
+		m.console.add(l.text)
+		if m.consoleLog != nil {
+			fmt.Fprintln(m.consoleLog, l.text)
+		}
+		return m.consoleLine(l.text)
+	case srcOut:
+		return m.outLine(l.text)
+	}
+	return nil
+}
+
+func (m *monitor) consoleLine(s string) error {
+	if i := strings.Index(s, "Kernel panic - not syncing:"); i >= 0 && !m.panicked {
+		m.panicked = true
+		m.panicMsg = strings.TrimSpace(s[i+len("Kernel panic - not syncing:"):])
+		return m.panicError()
+	}
+	for _, k := range []string{"BUG:", "Oops:", "WARNING:", "INFO: task", "general protection fault"} {
+		if strings.Contains(s, k) && m.running {
+			m.cfg.progressf("%s kernel: %s", m.elapsed(), strings.TrimSpace(s))
+			break
+		}
+	}
+	return nil
+}
+
+func (m *monitor) outLine(s string) error {
+	if m.inResults {
+		if strings.HasPrefix(s, "FSNSUITE-VM results-end") {
+			m.inResults = false
+			return nil
+		}
+		m.results.WriteString(strings.TrimSpace(s))
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(s, "FSNSUITE-VM "); ok {
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return nil
+		}
+		switch f[0] {
+		case "init":
+			m.started = true
+			m.cfg.progressf("%s guest /init started (kernel %s)", m.elapsed(), strings.Join(f[1:], ", CPUs "))
+		case "config":
+		case "lacks":
+			for _, o := range f[1:] {
+				m.cfg.progressf("warning: kernel lacks CONFIG_%s: %s will skip", o, optionWhy(o))
+			}
+		case "missing":
+			m.started = true
+			m.missing = f[1:]
+			return missingError(m.missing, "checked in the guest")
+		case "modfail":
+			m.cfg.progressf("warning: insmod %s failed (see vm-console.log)", strings.Join(f[1:], " "))
+		case "rng":
+		case "start":
+			m.running = true
+			m.cfg.progressf("%s runner started", m.elapsed())
+		case "exit":
+			if len(f) < 2 {
+				return &Error{Kind: "protocol", Msg: "malformed exit line from the guest: " + s}
+			}
+			code, err := strconv.Atoi(f[1])
+			if err != nil {
+				return &Error{Kind: "protocol", Msg: "malformed exit line from the guest: " + s}
+			}
+			m.gotExit, m.exitCode = true, code
+			m.cfg.progressf("%s runner exited with %d", m.elapsed(), code)
+		case "results-begin":
+			m.inResults = true
+		case "done":
+		}
+		return nil
+	}
+	fmt.Fprintln(m.cfg.Stdout, s)
+	if strings.TrimSpace(s) != "" {
+		m.lastTAP = s
+	}
+	m.progressTAP(s)
+	return nil
+}
+
+// progressTAP reports top-level TAP lines: one per test binary in the
+// runner's merged stream.
+func (m *monitor) progressTAP(s string) {
+	if s == "" || s[0] == ' ' || s[0] == '\t' {
+		return
+	}
+	switch {
+	case strings.HasPrefix(s, "# Subtest:"):
+		m.cfg.progressf("%s running %s", m.elapsed(), strings.TrimSpace(strings.TrimPrefix(s, "# Subtest:")))
+	case strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok ") || strings.HasPrefix(s, "1.."):
+		m.cfg.progressf("%s %s", m.elapsed(), s)
+	case strings.HasPrefix(s, "Bail out!"):
+		m.cfg.progressf("%s %s", m.elapsed(), s)
+	}
+}
+
+func (m *monitor) panicError() *Error {
+	msg := m.panicMsg
+	hint := ""
+	switch {
+	case strings.Contains(msg, "VFS: Unable to mount root fs"):
+		hint = " (the kernel did not use the initramfs: needs CONFIG_BLK_DEV_INITRD)"
+	case strings.Contains(msg, "No working init found"), strings.Contains(msg, "Requested init /init failed"):
+		hint = " (/init could not run"
+		for _, l := range m.console.lines {
+			if strings.Contains(l, "error -8") {
+				hint += ": exec format error, needs CONFIG_BINFMT_SCRIPT and CONFIG_BINFMT_ELF"
+				break
+			}
+		}
+		hint += ")"
+	case strings.Contains(msg, "Attempted to kill init"):
+		hint = " (the guest /init died)"
+	}
+	when := "during boot"
+	if m.running {
+		when = "while the suite ran (last TAP line: " + strconv.Quote(m.lastTAP) + ")"
+	} else if m.started {
+		when = "before the runner started"
+	}
+	return &Error{Kind: "panic", Msg: fmt.Sprintf("kernel panic %s: %s%s", when, msg, hint)}
+}
+
+func (m *monitor) bootTimeout() *Error {
+	if !m.booted {
+		return &Error{Kind: "boot", Msg: fmt.Sprintf("no output on the serial console within %s: %s did not boot under qemu or lacks CONFIG_SERIAL_8250_CONSOLE", m.cfg.BootTimeout, m.cfg.Kernel)}
+	}
+	return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest never started the payload within %s (needs CONFIG_BLK_DEV_INITRD, CONFIG_DEVTMPFS, CONFIG_SERIAL_8250 for ttyS1); last console line: %q", m.cfg.BootTimeout, m.console.last())}
+}
+
+// diagnose explains a run that ended without an exit line.
+func (m *monitor) diagnose() error {
+	if m.panicked {
+		return m.panicError()
+	}
+	if len(m.missing) > 0 {
+		return missingError(m.missing, "checked in the guest")
+	}
+	if !m.booted {
+		msg := m.qemuOut.last()
+		if msg == "" && m.qemuErr != nil {
+			msg = m.qemuErr.Error()
+		}
+		if msg != "" {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("qemu could not boot %s: %s", m.cfg.Kernel, msg)}
+		}
+		return &Error{Kind: "boot", Msg: fmt.Sprintf("qemu exited before %s wrote anything on the serial console (not a bootable kernel, or no CONFIG_SERIAL_8250_CONSOLE)", m.cfg.Kernel)}
+	}
+	if !m.started {
+		return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the payload started; last console line: %q", m.console.last())}
+	}
+	if m.running {
+		return &Error{Kind: "protocol", Msg: fmt.Sprintf("the guest stopped without an exit status (last TAP line: %q; last console line: %q)", m.lastTAP, m.console.last())}
+	}
+	return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the runner started; last console line: %q", m.console.last())}
+}
+
+// unpackResults extracts the guest's results directory into ResultsDir.
+func (m *monitor) unpackResults() error {
+	if m.results.Len() == 0 || m.cfg.ResultsDir == "" {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(m.results.String())
+	if err != nil {
+		return fmt.Errorf("vm: decoding guest results: %w", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("vm: guest results: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	dest := m.cfg.ResultsDir
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("vm: guest results: %w", err)
+		}
+		name := filepath.Clean(h.Name)
+		if name == "." || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			continue
+		}
+		p := filepath.Join(dest, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return fmt.Errorf("vm: guest results: %w", err)
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return fmt.Errorf("vm: guest results: %w", err)
+			}
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return fmt.Errorf("vm: guest results: %w", err)
+			}
+			_, err = io.Copy(f, tr)
+			cerr := f.Close()
+			if err != nil || cerr != nil {
+				return fmt.Errorf("vm: guest results %s: %w", name, errors.Join(err, cerr))
+			}
+		}
+	}
+	m.cfg.progressf("guest results copied to %s", dest)
+	return nil
+}

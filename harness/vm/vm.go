@@ -1,0 +1,243 @@
+// Package vm runs the fsnsuite runner inside a qemu guest booted on a given
+// kernel image, so a kernel can be validated without rebooting the host.
+//
+// Run packs the host's static binaries (the runner and the test binaries), a
+// static busybox, mke2fs with its shared libraries and, optionally, kernel
+// modules (loop, ext4 and their dependencies) into an initramfs, boots the
+// kernel under qemu (KVM when /dev/kvm is usable, TCG otherwise), and reads
+// the guest's merged TAP stream live from a dedicated serial port. The guest's
+// exit status and its results directory are carried back to the host, so a VM
+// run reports the same TAP, results and exit code as a native run.
+//
+// Guest serial ports: ttyS0 is the kernel console, ttyS1 carries the runner's
+// stdout (TAP) and the protocol lines of the guest /init, ttyS2 the runner's
+// stderr. Protocol lines start with "FSNSUITE-VM ".
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Paths inside the guest.
+const (
+	// GuestBinDir is where the host's BinDir is copied in the guest; the
+	// runner runs as GuestBinDir/fsnsuite.
+	GuestBinDir = "/opt/fsnsuite/bin"
+	// GuestResultsDir is the guest directory whose contents are copied back
+	// into Config.ResultsDir after the run. The guest runner gets it in the
+	// environment variable FSNSUITE_RESULTS_DIR; a caller that passes a results
+	// flag in Config.Args should point it here.
+	GuestResultsDir = "/results"
+	// RunnerName is the runner binary looked up in BinDir.
+	RunnerName = "fsnsuite"
+)
+
+// Default values used when the corresponding Config field is zero.
+const (
+	DefaultMemMB       = 2048
+	DefaultCPUs        = 2
+	DefaultTimeout     = 30 * time.Minute
+	DefaultBootTimeout = 2 * time.Minute
+)
+
+// DefaultModules are the modules loaded in the guest when Config.Modules is
+// set and Config.LoadModules is nil; dependencies and soft dependencies are
+// resolved from the tree's modules.dep and modules.softdep.
+var DefaultModules = []string{"loop", "ext4"}
+
+// Config describes one VM run.
+type Config struct {
+	// Kernel is the x86_64 kernel image (bzImage, e.g. arch/x86/boot/bzImage
+	// or a distribution's /boot/vmlinuz-*).
+	Kernel string
+	// Modules is an unpacked module tree: lib/modules/VERSION (or a directory
+	// containing lib/modules/VERSION). Empty: no modules are loaded.
+	Modules string
+	// LoadModules names the modules to load; nil means DefaultModules.
+	LoadModules []string
+	// KernelConfig is the kernel's .config. Empty: looked up next to Kernel
+	// (config-VERSION, .config, the build tree of arch/x86/boot/bzImage).
+	// When found, options the suite needs are checked before booting.
+	KernelConfig string
+	// MemMB is the guest memory in MiB (DefaultMemMB when 0).
+	MemMB int
+	// CPUs is the guest CPU count (DefaultCPUs when 0).
+	CPUs int
+	// Timeout bounds the whole run, boot to power-off (DefaultTimeout when 0).
+	Timeout time.Duration
+	// BootTimeout bounds the time from starting qemu until the guest /init
+	// reports in (DefaultBootTimeout when 0).
+	BootTimeout time.Duration
+	// BinDir is the host directory of static binaries: the runner
+	// (RunnerName) and the test binaries it runs.
+	BinDir string
+	// Files are extra host files to put in the guest, keyed by guest path.
+	Files map[string]string
+	// Args are the runner's arguments inside the guest.
+	Args []string
+	// Env are extra KEY=VALUE environment entries for the guest runner.
+	Env []string
+	// Stdout receives the guest runner's stdout: the merged TAP stream.
+	Stdout io.Writer
+	// Stderr receives the guest runner's stderr (Progress when nil).
+	Stderr io.Writer
+	// Progress receives human-readable progress lines ("vm: ..."); nil
+	// discards them.
+	Progress io.Writer
+	// IncludePerf puts perf binaries in the guest even without KVM. Without
+	// KVM (TCG emulation) their numbers mean nothing, so by default they are
+	// left out; with KVM every binary is included.
+	IncludePerf bool
+	// IsPerf reports whether a binary of BinDir is a perf binary; nil means
+	// DefaultIsPerf.
+	IsPerf func(name string) bool
+	// ResultsDir is the host directory that receives the guest's results
+	// directory and the console log (vm-console.log). Empty: not kept.
+	ResultsDir string
+	// Accel is "kvm", "tcg" or "" (KVM when /dev/kvm is usable, else TCG).
+	Accel string
+	// QEMU is the qemu binary (qemu-system-x86_64 in PATH when empty).
+	QEMU string
+	// Busybox is a static busybox for the guest (/bin/busybox when empty).
+	Busybox string
+	// Mke2fs is the host mke2fs copied into the guest with its libraries
+	// (looked up in PATH and /sbin when empty; skipped when not found).
+	Mke2fs string
+	// WorkDir holds the initramfs and logs; a temporary directory, removed
+	// afterwards, when empty.
+	WorkDir string
+	// ExtraAppend is appended to the kernel command line.
+	ExtraAppend string
+}
+
+// DefaultIsPerf reports binaries named perf_*, *_perf or *_bench as perf
+// binaries.
+func DefaultIsPerf(name string) bool {
+	return strings.HasPrefix(name, "perf_") || strings.HasPrefix(name, "perf-") ||
+		strings.HasSuffix(name, "_perf") || strings.HasSuffix(name, "_bench")
+}
+
+// Error is a diagnosis of a run that did not produce a result: a bad kernel
+// image, a kernel missing a needed option, a panic, a boot or run timeout.
+// Its message is one line.
+type Error struct {
+	// Kind is a short category: "kernel", "config", "panic", "boot",
+	// "timeout", "qemu", "protocol".
+	Kind string
+	// Missing lists the kernel options found missing (without CONFIG_).
+	Missing []string
+	// Msg is the one-line diagnosis.
+	Msg string
+}
+
+func (e *Error) Error() string { return "vm: " + e.Msg }
+
+func (c *Config) progressf(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "vm: "+format+"\n", args...)
+	}
+}
+
+func (c *Config) setDefaults() error {
+	if c.Kernel == "" {
+		return &Error{Kind: "kernel", Msg: "no kernel image given"}
+	}
+	if c.BinDir == "" {
+		return errors.New("vm: Config.BinDir is empty")
+	}
+	if c.MemMB <= 0 {
+		c.MemMB = DefaultMemMB
+	}
+	if c.CPUs <= 0 {
+		c.CPUs = DefaultCPUs
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.BootTimeout <= 0 {
+		c.BootTimeout = DefaultBootTimeout
+	}
+	if c.BootTimeout > c.Timeout {
+		c.BootTimeout = c.Timeout
+	}
+	if c.LoadModules == nil {
+		c.LoadModules = DefaultModules
+	}
+	if c.IsPerf == nil {
+		c.IsPerf = DefaultIsPerf
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		if c.Progress != nil {
+			c.Stderr = c.Progress
+		} else {
+			c.Stderr = io.Discard
+		}
+	}
+	if c.Busybox == "" {
+		c.Busybox = "/bin/busybox"
+	}
+	if c.QEMU == "" {
+		c.QEMU = "qemu-system-x86_64"
+	}
+	return nil
+}
+
+// Run boots cfg.Kernel under qemu with the suite inside, streams the guest's
+// TAP to cfg.Stdout and returns the guest runner's exit code. A run that
+// yields no exit code returns a non-nil error (an *Error for diagnoses of the
+// kernel or the guest) and exit code 1.
+func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
+	if err := cfg.setDefaults(); err != nil {
+		return 1, err
+	}
+	if err := checkKernelImage(cfg.Kernel); err != nil {
+		return 1, err
+	}
+	if err := cfg.checkKernelConfig(); err != nil {
+		return 1, err
+	}
+	qemu, err := lookPath(cfg.QEMU)
+	if err != nil {
+		return 1, fmt.Errorf("vm: %s not found (install qemu-system-x86, e.g. scripts/vm/deps.sh): %w", cfg.QEMU, err)
+	}
+	accel, err := chooseAccel(cfg.Accel)
+	if err != nil {
+		return 1, err
+	}
+	cfg.progressf("kernel %s, accel %s, %d CPUs, %d MiB", cfg.Kernel, accel, cfg.CPUs, cfg.MemMB)
+
+	work := cfg.WorkDir
+	if work == "" {
+		work, err = os.MkdirTemp("", "fsnsuite-vm-")
+		if err != nil {
+			return 1, fmt.Errorf("vm: work directory: %w", err)
+		}
+		defer os.RemoveAll(work)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return 1, fmt.Errorf("vm: work directory: %w", err)
+	}
+
+	withPerf := cfg.IncludePerf || accel == "kvm"
+	start := time.Now()
+	initrd, skipped, err := buildInitramfs(&cfg, work, withPerf)
+	if err != nil {
+		return 1, err
+	}
+	if len(skipped) > 0 {
+		cfg.progressf("no KVM: perf binaries give no meaningful numbers under TCG emulation; running correctness binaries only (left out: %s; IncludePerf to run them anyway)",
+			strings.Join(skipped, " "))
+	}
+	cfg.progressf("initramfs %s built in %.1fs", filepath.Base(initrd), time.Since(start).Seconds())
+
+	return cfg.boot(ctx, qemu, accel, initrd, work)
+}
