@@ -6,14 +6,14 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"time"
 	_ "unsafe" // go:linkname runtime.nanotime
 )
 
 // Metric names, also the units of the Go benchmark lines.
 const (
-	NsPerOp   = "ns/op"  // wall time of a timed run divided by its operations
+	NsPerOp   = "ns/op"  // time per operation of a run: its median chunk's time / chunk size
 	P50       = "p50-ns" // median per-operation latency within a run
 	P99       = "p99-ns" // 99th percentile per-operation latency within a run
 	OpsPerSec = "ops/s"  // operations per second over a timed run
@@ -70,6 +70,10 @@ type Experiment struct {
 	// FSPath is a path on the filesystem under test, used to look for other
 	// processes' fsnotify marks on it (recorded in the environment).
 	FSPath string
+	// Chunks splits each timed run of a throughput experiment into this many timed
+	// chunks (default DefaultChunks); the run's ns/op is the median chunk's. Latency
+	// experiments use one chunk.
+	Chunks int
 	// Helper, if set, is started on the helper CPU before the first run (a listener
 	// draining events) and stopped by calling the returned function after the last.
 	Helper func(cpu int) (stop func() error, err error)
@@ -117,7 +121,7 @@ type RunRecord struct {
 	Pos   int    `json:"pos"` // position 0..3 in its A B B A block
 	Cond  string `json:"cond"`
 	N     int    `json:"n"`
-	Ns    int64  `json:"ns"` // wall time of the timed run
+	Ns    int64  `json:"ns"` // wall time of the timed run (all chunks)
 	// Values holds the run's metrics (NsPerOp always; P50, P99, OpsPerSec for
 	// latency experiments).
 	Values map[string]float64 `json:"values"`
@@ -157,6 +161,9 @@ type Result struct {
 	Reason     string             `json:"reason"`
 	Runs       []RunRecord        `json:"runs"`
 }
+
+// DefaultChunks is the number of timed chunks in a run of a throughput experiment.
+const DefaultChunks = 16
 
 // SelfCheckConfidence is the confidence of the difference test of -aa and -inject.
 // It is higher than the gates' because an A/A run must flag nothing even though the
@@ -234,7 +241,16 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 	defer debug.SetGCPercent(gc)
 	runtime.GC()
 
-	m := &meter{n: n, latency: e.Latency, run: &Run{}}
+	chunks := e.Chunks
+	switch {
+	case e.Latency:
+		chunks = 1 // per-operation latencies are robust already
+	case chunks <= 0:
+		chunks = DefaultChunks
+	}
+	n = max(chunks, n/chunks*chunks)
+	res.OpsPerRun = n
+	m := &meter{n: n, chunks: chunks, latency: e.Latency, run: &Run{}, chunkNs: make([]int64, chunks)}
 	if e.Latency {
 		m.run.Lat = make([]int64, n)
 		m.scratch = make([]int64, n)
@@ -285,10 +301,12 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 }
 
 type meter struct {
-	n       int
+	n       int // operations per timed run, a multiple of chunks
+	chunks  int
 	latency bool
 	run     *Run
 	scratch []int64
+	chunkNs []int64
 }
 
 // block runs one A B B A (even b) or B A A B (odd b) block and returns its 4 records.
@@ -323,25 +341,35 @@ func (m *meter) one(c *Condition, spin int) (RunRecord, error) {
 	if err := c.Run(r); err != nil {
 		return RunRecord{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
-	r.N = m.n
-	t0 := Now()
-	err := c.Run(r)
-	el := time.Duration(Now() - t0)
-	if err != nil {
-		return RunRecord{}, fmt.Errorf("%s: %w", c.Name, err)
+	// The timed run is m.chunks back-to-back calls of n/chunks operations, each
+	// timed: the run's ns/op is the median chunk's, so a preemption or an interrupt
+	// storm that hits one chunk does not move it.
+	per := m.n / m.chunks
+	r.N = per
+	start := Now()
+	t0 := start
+	for i := range m.chunkNs {
+		if err := c.Run(r); err != nil {
+			return RunRecord{}, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		t1 := Now()
+		m.chunkNs[i] = t1 - t0
+		t0 = t1
 	}
+	el := time.Duration(t0 - start)
 	if c.After != nil {
 		if err := c.After(); err != nil {
 			return RunRecord{}, fmt.Errorf("%s: after run: %w", c.Name, err)
 		}
 	}
+	slices.Sort(m.chunkNs)
 	rec := RunRecord{Cond: c.Name, N: m.n, Ns: el.Nanoseconds(), Values: map[string]float64{
-		NsPerOp: float64(el.Nanoseconds()) / float64(m.n),
+		NsPerOp: float64(m.chunkNs[(len(m.chunkNs)-1)/2]) / float64(per),
 	}}
 	if m.latency {
 		s := m.scratch[:m.n]
 		copy(s, r.Lat[:m.n])
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		slices.Sort(s)
 		rec.Values[P50] = float64(s[(m.n-1)/2])
 		rec.Values[P99] = float64(s[min(m.n-1, int(math.Ceil(0.99*float64(m.n)))-1)])
 		rec.Values[OpsPerSec] = float64(m.n) / el.Seconds()

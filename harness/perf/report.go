@@ -229,7 +229,7 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 		}
 		v, reason = worse(v, reason, bv, breason)
 	}
-	finish(t, v, reason, o)
+	finish(t, note, v, reason, o)
 	return res
 }
 
@@ -255,7 +255,7 @@ func worse(v1 Verdict, r1 string, v2 Verdict, r2 string) (Verdict, string) {
 	return v1, r1
 }
 
-func finish(t TB, v Verdict, reason string, o *Options) {
+func finish(t TB, note func(string, ...any), v Verdict, reason string, o *Options) {
 	t.Helper()
 	switch v {
 	case Fail:
@@ -267,7 +267,7 @@ func finish(t TB, v Verdict, reason string, o *Options) {
 		}
 		t.Skipf("%s", reason)
 	default:
-		t.Logf("%s", reason)
+		note("%s", reason)
 	}
 }
 
