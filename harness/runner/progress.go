@@ -11,17 +11,20 @@ import (
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
-// progress shows one line per binary. Live, it redraws all lines in place
-// every tick (a terminal); otherwise it prints one plain line as each binary
-// finishes, with no escape codes.
+// progress shows one line per binary. Live (a terminal), finished binaries
+// are printed once, in the order they finish, and the lines of the running
+// ones plus a "waiting" count are redrawn in place below them every tick, so
+// the view never needs more screen lines than -j+1. Not live, it prints one
+// plain line as each binary finishes, with no escape codes.
 type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	live  bool
-	rows  []*row
-	drawn int
-	stopc chan struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	w       io.Writer
+	live    bool
+	rows    []*row
+	drawn   int    // transient lines drawn at the bottom
+	pending []*row // finished, not yet printed
+	stopc   chan struct{}
+	wg      sync.WaitGroup
 }
 
 type row struct {
@@ -95,7 +98,10 @@ func (p *progress) done(i int, o *Outcome) {
 	c := o.Stream.Counts()
 	r.pass, r.skip = c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], c[tap.StatusSkip]
 	r.fail = c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
-	if !p.live && p.w != nil {
+	switch {
+	case p.live:
+		p.pending = append(p.pending, r)
+	case p.w != nil:
 		fmt.Fprintln(p.w, r.text())
 	}
 }
@@ -115,12 +121,28 @@ func (r *row) text() string {
 func (p *progress) redrawLocked() {
 	var b strings.Builder
 	if p.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the first line
+		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the first transient line
 	}
-	for _, r := range p.rows {
+	for _, r := range p.pending {
 		b.WriteString("\r\x1b[2K" + r.text() + "\n")
 	}
-	p.drawn = len(p.rows)
+	p.pending = nil
+	p.drawn = 0
+	waiting := 0
+	for _, r := range p.rows {
+		switch r.state {
+		case "running":
+			b.WriteString("\r\x1b[2K" + r.text() + "\n")
+			p.drawn++
+		case "waiting":
+			waiting++
+		}
+	}
+	if waiting > 0 {
+		fmt.Fprintf(&b, "\r\x1b[2K%d waiting\n", waiting)
+		p.drawn++
+	}
+	b.WriteString("\x1b[J") // clear what an earlier, taller view left below
 	io.WriteString(p.w, b.String())
 }
 
