@@ -100,6 +100,10 @@ func NormalizeCookies(evs []inotify.Event) []inotify.Event {
 // the received list; wanted cookies are written as 1, 2, … by pairing.
 func InotifyEqual(got, want []inotify.Event) string {
 	norm := NormalizeCookies(got)
+	if len(norm) == 0 && len(want) == 0 {
+		// nil and empty both mean "no event"; cmp.Diff tells them apart.
+		return ""
+	}
 	diff := cmp.Diff(want, norm, cmp.Transformer("mask", func(m inotify.Mask) string { return m.String() }))
 	if diff == "" {
 		return ""
