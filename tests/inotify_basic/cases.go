@@ -1,0 +1,515 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"golang.org/x/sys/unix"
+)
+
+// Every expectation below comes from inotify(7), inotify_add_watch(2),
+// inotify_rm_watch(2) or the kernel source named next to it. Each case
+// prepares its files from the test process before any watch exists and then
+// acts only through the actor.
+
+var cases = []harness.Case{
+	{
+		Name: "create_in_dir",
+		Doc:  "IN_CREATE on a watched directory names the new file (inotify(7))",
+		Run: func(t *harness.T) {
+			in := t.Inotify(0)
+			wd, err := in.AddWatch(t.Dir(), unix.IN_CREATE)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := t.Actor()
+			if err := a.Touch(t.Path("f")); err != nil {
+				t.Fatal(err)
+			}
+			got, err := in.Drain()
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect.Inotify(t, "watch dir IN_CREATE; create f", got, []inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "f"}})
+		},
+	},
+	{
+		Name: "dir_child_lifecycle",
+		Doc:  "a directory watch reports create, open, modify, close, attrib, access and delete of a child, each with the child's name",
+		Run:  dirChildLifecycle,
+	},
+	{
+		Name: "dir_subdir_isdir",
+		Doc:  "mkdir and rmdir of a child directory are IN_CREATE|IN_ISDIR and IN_DELETE|IN_ISDIR with its name",
+		Run:  dirSubdirIsdir,
+	},
+	{
+		Name: "file_self_unlink",
+		Doc:  "a file watch reports events without a name; unlink gives IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED and frees the wd",
+		Run:  fileSelfUnlink,
+	},
+	{
+		Name: "rmdir_watched_dir",
+		Doc:  "rmdir of a watched directory gives IN_DELETE_SELF then IN_IGNORED on its watch",
+		Run:  rmdirWatchedDir,
+	},
+	{
+		Name: "rm_watch_ignored",
+		Doc:  "inotify_rm_watch queues IN_IGNORED, later operations report nothing, a second rm_watch is EINVAL",
+		Run:  rmWatchIgnored,
+	},
+	{
+		Name: "rename_cookie_in_dir",
+		Doc:  "rename in a watched dir: IN_MOVED_FROM and IN_MOVED_TO share a non-zero cookie, then IN_MOVE_SELF on the file's watch",
+		Run:  renameCookieInDir,
+	},
+	{
+		Name: "rename_cookie_across_dirs",
+		Doc:  "renames between two watched dirs pair FROM/TO by cookie across watches; each rename has its own cookie",
+		Run:  renameCookieAcrossDirs,
+	},
+	{
+		Name: "oneshot",
+		Doc:  "IN_ONESHOT reports one event, then IN_IGNORED, then nothing",
+		Run:  oneshot,
+	},
+	{
+		Name: "excl_unlink",
+		Doc:  "IN_EXCL_UNLINK hides events of a child after it was unlinked; without it they are reported with its name",
+		Run:  exclUnlink,
+	},
+	{
+		Name: "mask_add",
+		Doc:  "IN_MASK_ADD ORs into the existing watch (same wd); without it the mask is replaced",
+		Run:  maskAdd,
+	},
+	{
+		Name: "mask_create_eexist",
+		Doc:  "IN_MASK_CREATE on a watched inode fails with EEXIST and leaves the watch unchanged; with IN_MASK_ADD it is EINVAL",
+		Fix:  &harness.Fix{Commit: "4d97f7d53da7dc830dbf416a3d2a6778d267ae68", Subject: "inotify: Add flag IN_MASK_CREATE for inotify_add_watch()"},
+		Run:  maskCreateEexist,
+	},
+	{
+		Name: "onlydir",
+		Doc:  "IN_ONLYDIR on a regular file fails with ENOTDIR; on a directory it watches",
+		Run:  onlydir,
+	},
+	{
+		Name: "dont_follow",
+		Doc:  "IN_DONT_FOLLOW watches the symlink itself (its own wd and events); without it the target is watched",
+		Run:  dontFollow,
+	},
+	{
+		Name: "coalesce_identical",
+		Doc:  "identical successive unread events coalesce into one; different or already-read ones do not",
+		Run:  coalesceIdentical,
+	},
+	{
+		Name: "queue_overflow",
+		Doc:  "past max_queued_events the queue ends with one IN_Q_OVERFLOW (wd -1), further events are dropped, and it accepts events again once read",
+		Run:  queueOverflow,
+	},
+}
+
+// dirChildLifecycle: inotify(7) "the name field ... is present only when an
+// event is returned for a file inside a watched directory"; the events are the
+// ones inotify(7) lists for each call (open(2) with O_CREAT gives IN_CREATE,
+// then IN_OPEN: fs/namei.c creates in lookup_open before do_open's vfs_open).
+func dirChildLifecycle(t *harness.T) {
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, t.Dir(), unix.IN_ALL_EVENTS)
+	f := t.Path("f")
+	var fd int
+	runSteps(t, in, "watch dir IN_ALL_EVENTS", []step{
+		{"open f O_CREAT|O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return },
+			[]inotify.Event{ev(wd, unix.IN_CREATE, "f"), ev(wd, unix.IN_OPEN, "f")}},
+		{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err },
+			[]inotify.Event{ev(wd, unix.IN_MODIFY, "f")}},
+		{"close", func() error { return a.Close(fd) },
+			[]inotify.Event{ev(wd, unix.IN_CLOSE_WRITE, "f")}},
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) },
+			[]inotify.Event{ev(wd, unix.IN_ATTRIB, "f")}},
+		{"open f O_RDONLY", func() (err error) { fd, err = a.Open(f, unix.O_RDONLY, 0); return },
+			[]inotify.Event{ev(wd, unix.IN_OPEN, "f")}},
+		{"read 1 byte", func() error {
+			b, err := a.Read(fd, 1)
+			if err == nil && len(b) != 1 {
+				err = fmt.Errorf("read returned %d bytes, want 1", len(b))
+			}
+			return err
+		}, []inotify.Event{ev(wd, unix.IN_ACCESS, "f")}},
+		{"close", func() error { return a.Close(fd) },
+			[]inotify.Event{ev(wd, unix.IN_CLOSE_NOWRITE, "f")}},
+		{"unlink f", func() error { return a.Unlink(f) },
+			[]inotify.Event{ev(wd, unix.IN_DELETE, "f")}},
+	})
+}
+
+// dirSubdirIsdir: inotify(7) "IN_ISDIR Subject of this event is a directory".
+func dirSubdirIsdir(t *harness.T) {
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, t.Dir(), unix.IN_CREATE|unix.IN_DELETE)
+	d := t.Path("d")
+	runSteps(t, in, "watch dir IN_CREATE|IN_DELETE", []step{
+		{"mkdir d", func() error { return a.Mkdir(d, 0o755) },
+			[]inotify.Event{ev(wd, unix.IN_CREATE|unix.IN_ISDIR, "d")}},
+		{"rmdir d", func() error { return a.Rmdir(d) },
+			[]inotify.Event{ev(wd, unix.IN_DELETE|unix.IN_ISDIR, "d")}},
+	})
+}
+
+// fileSelfUnlink: inotify(7) — events on a watched file carry no name;
+// IN_ATTRIB covers "link count (since Linux 2.6.25)"; IN_DELETE_SELF then
+// IN_IGNORED "Watch was removed ... automatically (file was deleted ...)".
+// Order from fs/namei.c vfs_unlink (fsnotify_link_count before
+// d_delete_notify) and fs/dcache.c dentry_unlink_inode -> fsnotify_inoderemove
+// (FS_DELETE_SELF, then the marks are destroyed: inotify_freeing_mark queues
+// IN_IGNORED). inotify_rm_watch(2): EINVAL "wd is not valid" once the watch is gone.
+func fileSelfUnlink(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_ALL_EVENTS)
+	var fd int
+	runSteps(t, in, "watch file IN_ALL_EVENTS", []step{
+		{"open f O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_WRONLY, 0); return },
+			[]inotify.Event{ev(wd, unix.IN_OPEN, "")}},
+		{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err },
+			[]inotify.Event{ev(wd, unix.IN_MODIFY, "")}},
+		{"close", func() error { return a.Close(fd) },
+			[]inotify.Event{ev(wd, unix.IN_CLOSE_WRITE, "")}},
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) },
+			[]inotify.Event{ev(wd, unix.IN_ATTRIB, "")}},
+		{"unlink f", func() error { return a.Unlink(f) },
+			[]inotify.Event{ev(wd, unix.IN_ATTRIB, ""), ev(wd, unix.IN_DELETE_SELF, ""), ev(wd, unix.IN_IGNORED, "")}},
+	})
+	wantErrno(t, "inotify_rm_watch of the wd removed by unlink", in.RmWatch(wd), unix.EINVAL)
+}
+
+// rmdirWatchedDir: inotify(7) IN_DELETE_SELF, IN_IGNORED; fs/dcache.c
+// dentry_unlink_inode -> fsnotify_inoderemove on the emptied directory. That
+// passes FS_ISDIR, but fs/notify/inotify/inotify_fsnotify.c
+// inotify_handle_inode_event masks IN_ISDIR out of IN_DELETE_SELF and
+// IN_MOVE_SELF ("inotify never reported IN_ISDIR with those events").
+func rmdirWatchedDir(t *harness.T) {
+	d := t.Path("d")
+	mkdir(t, d)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, d, unix.IN_ALL_EVENTS)
+	runSteps(t, in, "watch dir d IN_ALL_EVENTS", []step{
+		{"rmdir d", func() error { return a.Rmdir(d) },
+			[]inotify.Event{ev(wd, unix.IN_DELETE_SELF, ""), ev(wd, unix.IN_IGNORED, "")}},
+	})
+}
+
+// rmWatchIgnored: inotify(7) IN_IGNORED "Watch was removed explicitly
+// (inotify_rm_watch(2))"; inotify_rm_watch(2) EINVAL for an invalid wd.
+func rmWatchIgnored(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_ATTRIB)
+	runSteps(t, in, "watch file IN_ATTRIB", []step{
+		{"inotify_rm_watch", func() error { return in.RmWatch(wd) },
+			[]inotify.Event{ev(wd, unix.IN_IGNORED, "")}},
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) }, nil},
+	})
+	wantErrno(t, "second inotify_rm_watch of the same wd", in.RmWatch(wd), unix.EINVAL)
+}
+
+// renameCookieInDir: inotify(7) "IN_MOVED_FROM/IN_MOVED_TO ... cookie ... a
+// unique cookie associating related events"; order from
+// include/linux/fsnotify.h fsnotify_move (FS_MOVED_FROM on the old dir, then
+// FS_MOVED_TO on the new dir, then FS_MOVE_SELF on the moved inode).
+func renameCookieInDir(t *harness.T) {
+	a, b := t.Path("a"), t.Path("b")
+	writeFile(t, a, "")
+	act := t.Actor()
+	in := t.Inotify(0)
+	wdD := watch(t, in, t.Dir(), unix.IN_MOVE)
+	wdF := watch(t, in, a, unix.IN_MOVE_SELF)
+	runSteps(t, in, "watch dir IN_MOVE, file a IN_MOVE_SELF", []step{
+		{"rename a b", func() error { return act.Rename(a, b) },
+			[]inotify.Event{evc(wdD, unix.IN_MOVED_FROM, "a", 1), evc(wdD, unix.IN_MOVED_TO, "b", 1), ev(wdF, unix.IN_MOVE_SELF, "")}},
+	})
+}
+
+// renameCookieAcrossDirs: inotify(7) — "when renaming from one directory to
+// another, events will be produced in the correct order"; each rename gets a
+// fresh cookie (fs/notify/fsnotify.c fsnotify_get_cookie, an incrementing counter).
+func renameCookieAcrossDirs(t *harness.T) {
+	d1, d2 := t.Path("d1"), t.Path("d2")
+	mkdir(t, d1)
+	mkdir(t, d2)
+	writeFile(t, d1+"/a", "")
+	act := t.Actor()
+	in := t.Inotify(0)
+	wd1 := watch(t, in, d1, unix.IN_MOVE)
+	wd2 := watch(t, in, d2, unix.IN_MOVE)
+	runSteps(t, in, "watch d1 and d2 IN_MOVE", []step{
+		{"rename d1/a d2/b; rename d2/b d1/a", func() error {
+			if err := act.Rename(d1+"/a", d2+"/b"); err != nil {
+				return err
+			}
+			return act.Rename(d2+"/b", d1+"/a")
+		}, []inotify.Event{
+			evc(wd1, unix.IN_MOVED_FROM, "a", 1), evc(wd2, unix.IN_MOVED_TO, "b", 1),
+			evc(wd2, unix.IN_MOVED_FROM, "b", 2), evc(wd1, unix.IN_MOVED_TO, "a", 2),
+		}},
+	})
+}
+
+// oneshot: inotify(7) IN_ONESHOT "for one event, then remove from watch
+// list"; BUGS: since 2.6.36 an IN_IGNORED is generated when the watch is
+// dropped (fs/notify/inotify/inotify_fsnotify.c inotify_handle_inode_event
+// destroys the mark after queueing the event).
+func oneshot(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_ATTRIB|unix.IN_ONESHOT)
+	runSteps(t, in, "watch file IN_ATTRIB|IN_ONESHOT", []step{
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) },
+			[]inotify.Event{ev(wd, unix.IN_ATTRIB, ""), ev(wd, unix.IN_IGNORED, "")}},
+		{"chmod f 0644", func() error { return a.Chmod(f, 0o644) }, nil},
+	})
+	wantErrno(t, "inotify_rm_watch of the oneshot wd after its event", in.RmWatch(wd), unix.EINVAL)
+}
+
+// exclUnlink: inotify(7) IN_EXCL_UNLINK "events are not generated for
+// children after they have been unlinked from the watched directory";
+// fs/notify/fsnotify.c fsnotify_handle_inode_event drops path events of an
+// unlinked dentry for a mark with FS_EXCL_UNLINK. The subtest without the
+// flag shows the same operations are otherwise reported.
+func exclUnlink(t *harness.T) {
+	for _, v := range []struct {
+		name string
+		flag uint32
+		want func(wd int32) [2][]inotify.Event // write, close
+	}{
+		{"with_flag", unix.IN_EXCL_UNLINK, func(int32) [2][]inotify.Event { return [2][]inotify.Event{nil, nil} }},
+		{"without_flag", 0, func(wd int32) [2][]inotify.Event {
+			return [2][]inotify.Event{{ev(wd, unix.IN_MODIFY, "f")}, {ev(wd, unix.IN_CLOSE_WRITE, "f")}}
+		}},
+	} {
+		t.Run(v.name, func(t *harness.T) {
+			dir := t.Path(v.name)
+			mkdir(t, dir)
+			f := dir + "/f"
+			writeFile(t, f, "")
+			a := t.Actor()
+			fd, err := a.Open(f, unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatalf("setup: actor open: %v", err)
+			}
+			in := t.Inotify(0)
+			wd := watch(t, in, dir, unix.IN_MODIFY|unix.IN_CLOSE_WRITE|unix.IN_DELETE|v.flag)
+			w := v.want(wd)
+			runSteps(t, in, fmt.Sprintf("f open in actor; watch dir %s", inotify.Mask(unix.IN_MODIFY|unix.IN_CLOSE_WRITE|unix.IN_DELETE|v.flag)), []step{
+				{"unlink f", func() error { return a.Unlink(f) }, []inotify.Event{ev(wd, unix.IN_DELETE, "f")}},
+				{"write 1 byte to the unlinked f", func() error { _, err := a.Write(fd, []byte("x")); return err }, w[0]},
+				{"close it", func() error { return a.Close(fd) }, w[1]},
+			})
+		})
+	}
+}
+
+// maskAdd: inotify(7) IN_MASK_ADD "add (OR) the events in mask to the watch
+// mask (instead of replacing the mask)"; inotify_add_watch(2) returns the
+// existing wd when the inode is already watched.
+func maskAdd(t *harness.T) {
+	for _, v := range []struct {
+		name      string
+		flag      uint32
+		wantWrite bool
+	}{
+		{"add", unix.IN_MASK_ADD, true},
+		{"replace", 0, false},
+	} {
+		t.Run(v.name, func(t *harness.T) {
+			f := t.Path("f_" + v.name)
+			writeFile(t, f, "")
+			a := t.Actor()
+			in := t.Inotify(0)
+			wd := watch(t, in, f, unix.IN_MODIFY)
+			wd2 := watch(t, in, f, unix.IN_ATTRIB|v.flag)
+			if wd2 != wd {
+				t.Errorf("second inotify_add_watch on the same inode returned wd %d, want the existing %d", wd2, wd)
+			}
+			var fd int
+			var onWrite []inotify.Event
+			if v.wantWrite {
+				onWrite = []inotify.Event{ev(wd, unix.IN_MODIFY, "")}
+			}
+			runSteps(t, in, fmt.Sprintf("watch file IN_MODIFY, then IN_ATTRIB|%s", inotify.Mask(v.flag)), []step{
+				{"chmod f 0600", func() error { return a.Chmod(f, 0o600) }, []inotify.Event{ev(wd, unix.IN_ATTRIB, "")}},
+				{"open f O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_WRONLY, 0); return }, nil},
+				{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err }, onWrite},
+				{"close", func() error { return a.Close(fd) }, nil},
+			})
+		})
+	}
+}
+
+// maskCreateEexist: inotify_add_watch(2) EEXIST "mask contains IN_MASK_CREATE
+// and pathname refers to a file already being watched by the same fd"; EINVAL
+// "mask contains both IN_MASK_ADD and IN_MASK_CREATE".
+func maskCreateEexist(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_MODIFY)
+	_, err := in.AddWatch(f, unix.IN_ATTRIB|unix.IN_MASK_CREATE|unix.IN_MASK_ADD)
+	wantErrno(t, "inotify_add_watch(IN_MASK_CREATE|IN_MASK_ADD)", err, unix.EINVAL)
+	t.Require(maskCreate)
+	_, err = in.AddWatch(f, unix.IN_ATTRIB|unix.IN_MASK_CREATE)
+	wantErrno(t, "inotify_add_watch(IN_MASK_CREATE) on a watched file", err, unix.EEXIST)
+	// The failed calls must not have touched the watch: IN_ATTRIB stays
+	// unreported, IN_MODIFY still is.
+	var fd int
+	runSteps(t, in, "watch file IN_MODIFY; IN_MASK_CREATE|IN_ATTRIB rejected", []step{
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) }, nil},
+		{"open f O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_WRONLY, 0); return }, nil},
+		{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err }, []inotify.Event{ev(wd, unix.IN_MODIFY, "")}},
+		{"close", func() error { return a.Close(fd) }, nil},
+	})
+	// On an unwatched inode IN_MASK_CREATE makes a new watch.
+	g := t.Path("g")
+	writeFile(t, g, "")
+	if wdG, err := in.AddWatch(g, unix.IN_ATTRIB|unix.IN_MASK_CREATE); err != nil {
+		t.Errorf("inotify_add_watch(IN_MASK_CREATE) on an unwatched file: %v", err)
+	} else if wdG == wd {
+		t.Errorf("IN_MASK_CREATE on another file returned the existing wd %d", wd)
+	}
+}
+
+// onlydir: inotify_add_watch(2) ENOTDIR "mask contains IN_ONLYDIR and
+// pathname is not a directory"; inotify(7) IN_ONLYDIR.
+func onlydir(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	d := t.Path("d")
+	mkdir(t, d)
+	a := t.Actor()
+	in := t.Inotify(0)
+	_, err := in.AddWatch(f, unix.IN_ATTRIB|unix.IN_ONLYDIR)
+	wantErrno(t, "inotify_add_watch(file, IN_ONLYDIR)", err, unix.ENOTDIR)
+	wd := watch(t, in, d, unix.IN_ATTRIB|unix.IN_ONLYDIR)
+	runSteps(t, in, "IN_ONLYDIR watch on file rejected, on dir d IN_ATTRIB", []step{
+		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) }, nil},
+		{"chmod d 0700", func() error { return a.Chmod(d, 0o700) }, []inotify.Event{ev(wd, unix.IN_ATTRIB|unix.IN_ISDIR, "")}},
+	})
+}
+
+// dontFollow: inotify(7) IN_DONT_FOLLOW "Don't dereference pathname if it is
+// a symbolic link"; inotify_add_watch(2) returns the existing wd for an inode
+// already watched, so following the link gives the target's wd.
+func dontFollow(t *harness.T) {
+	f, l := t.Path("f"), t.Path("l")
+	writeFile(t, f, "")
+	if err := os.Symlink("f", l); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wdF := watch(t, in, f, unix.IN_ATTRIB)
+	wdL := watch(t, in, l, unix.IN_ATTRIB|unix.IN_DELETE_SELF|unix.IN_DONT_FOLLOW)
+	if wdL == wdF {
+		t.Errorf("IN_DONT_FOLLOW watch on the symlink returned the target's wd %d", wdF)
+	}
+	if wd := watch(t, in, l, unix.IN_ATTRIB); wd != wdF {
+		t.Errorf("watch on the symlink without IN_DONT_FOLLOW returned wd %d, want the target's %d", wd, wdF)
+	}
+	runSteps(t, in, "watch f IN_ATTRIB, symlink l->f IN_ATTRIB|IN_DELETE_SELF|IN_DONT_FOLLOW", []step{
+		{"chmod l 0600 (follows to f)", func() error { return a.Chmod(l, 0o600) }, []inotify.Event{ev(wdF, unix.IN_ATTRIB, "")}},
+		{"unlink l", func() error { return a.Unlink(l) },
+			[]inotify.Event{ev(wdL, unix.IN_ATTRIB, ""), ev(wdL, unix.IN_DELETE_SELF, ""), ev(wdL, unix.IN_IGNORED, "")}},
+	})
+}
+
+// coalesceIdentical: inotify(7) NOTES "If successive output inotify events
+// ... are identical (same wd, mask, cookie, and name), then they are coalesced
+// into a single event if the older event has not yet been read";
+// fs/notify/inotify/inotify_fsnotify.c inotify_merge compares with the last
+// queued event only.
+func coalesceIdentical(t *harness.T) {
+	f := t.Path("f")
+	writeFile(t, f, "")
+	a := t.Actor()
+	fd, err := a.Open(f, unix.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("setup: actor open: %v", err)
+	}
+	in := t.Inotify(0)
+	wd := watch(t, in, t.Dir(), unix.IN_MODIFY|unix.IN_ATTRIB)
+	write := func() error { _, err := a.Write(fd, []byte("x")); return err }
+	runSteps(t, in, "f open in actor; watch dir IN_MODIFY|IN_ATTRIB", []step{
+		{"write; write", func() error {
+			if err := write(); err != nil {
+				return err
+			}
+			return write()
+		}, []inotify.Event{ev(wd, unix.IN_MODIFY, "f")}},
+		{"write (the earlier event was read)", write, []inotify.Event{ev(wd, unix.IN_MODIFY, "f")}},
+		{"write; chmod; write", func() error {
+			if err := write(); err != nil {
+				return err
+			}
+			if err := a.Chmod(f, 0o600); err != nil {
+				return err
+			}
+			return write()
+		}, []inotify.Event{ev(wd, unix.IN_MODIFY, "f"), ev(wd, unix.IN_ATTRIB, "f"), ev(wd, unix.IN_MODIFY, "f")}},
+		{"close", func() error { return a.Close(fd) }, nil},
+	})
+}
+
+// queueOverflow: inotify(7) /proc/sys/fs/inotify/max_queued_events "Events
+// in excess of this limit are dropped, but an IN_Q_OVERFLOW event is always
+// generated"; IN_Q_OVERFLOW "wd is -1". fs/notify/notification.c
+// fsnotify_insert_event: at q_len >= max_events the group's single overflow
+// event is queued once (it counts in q_len) and later events are dropped
+// while it is queued; reading it makes room again.
+//
+// The limit is 16384 by default, too many for one actor round trip each, so
+// the test process itself makes the files here with mknod(2): only the
+// sequence matters, and inotify events carry no pid.
+func queueOverflow(t *harness.T) {
+	dir := t.Path("q")
+	mkdir(t, dir)
+	in, limit := overflowInstance(t)
+	wd := watch(t, in, dir, unix.IN_CREATE)
+	// limit events fill the queue, the next one queues IN_Q_OVERFLOW, the
+	// one after that is dropped.
+	n := limit + 2
+	want := make([]inotify.Event, 0, limit+1)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("n%d", i)
+		if err := unix.Mknod(dir+"/"+name, unix.S_IFREG|0o644, 0); err != nil {
+			t.Fatalf("mknod %s: %v", name, err)
+		}
+		if i < limit {
+			want = append(want, ev(wd, unix.IN_CREATE, name))
+		}
+	}
+	want = append(want, inotify.Event{Wd: -1, Mask: unix.IN_Q_OVERFLOW})
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("reading events: %v", err)
+	}
+	expectLong(t, fmt.Sprintf("max_queued_events=%d; watch dir IN_CREATE; create %d files", limit, n), got, want)
+	a := t.Actor()
+	runSteps(t, in, "after reading the overflowed queue", []step{
+		{"actor creates after", func() error { return a.Touch(dir + "/after") }, []inotify.Event{ev(wd, unix.IN_CREATE, "after")}},
+	})
+}

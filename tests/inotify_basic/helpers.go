@@ -1,0 +1,225 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"golang.org/x/sys/unix"
+)
+
+// settle is how long a case listens after its last step for an event that
+// should not exist. inotify queues every event before the syscall that caused
+// it returns (fs/notify/fsnotify.c: fsnotify() calls the group's
+// handle_inode_event synchronously), so this only guards against a late,
+// unexpected event; it is never relied on to receive an expected one.
+const settle = 30 * time.Millisecond
+
+// step is one operation of a case and every event it must queue, in order.
+type step struct {
+	did  string          // what the operation does, for the failure report
+	do   func() error    // performs it (through the actor)
+	want []inotify.Event // the exact events, in order; nil: none
+}
+
+// runSteps performs each step, drains the queue after the step's call has
+// returned and compares the whole ordered list with the step's expectation.
+// After the last step it listens for settle and expects nothing more.
+// setup describes the watches in one line for the report.
+func runSteps(t *harness.T, in *inotify.Instance, setup string, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %s: %v", setup, s.did, err)
+		}
+		got, err := in.Drain()
+		if err != nil {
+			t.Fatalf("%s: %s: reading events: %v", setup, s.did, err)
+		}
+		expect.Inotify(t, setup+"; "+s.did, got, s.want)
+	}
+	expectQuiet(t, in, setup+"; after the last step")
+}
+
+// expectQuiet listens for settle and fails on any event.
+func expectQuiet(t *harness.T, in *inotify.Instance, did string) {
+	t.Helper()
+	late, err := in.Collect(settle)
+	if err != nil {
+		t.Fatalf("%s: reading events: %v", did, err)
+	}
+	expect.Inotify(t, did+" (nothing more within "+settle.String()+")", late, nil)
+}
+
+// watch adds a watch and fails the case on error.
+func watch(t *harness.T, in *inotify.Instance, path string, mask uint32) int32 {
+	t.Helper()
+	wd, err := in.AddWatch(path, mask)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return wd
+}
+
+// wantErrno fails the case unless err carries errno.
+func wantErrno(t *harness.T, what string, err error, errno unix.Errno) {
+	t.Helper()
+	switch {
+	case err == nil:
+		t.Errorf("%s: succeeded, want %s", what, unix.ErrnoName(errno))
+	case !errors.Is(err, errno):
+		t.Errorf("%s: %v, want %s", what, err, unix.ErrnoName(errno))
+	}
+}
+
+// writeFile creates path with data from the test process, before any watch
+// exists (setup only).
+func writeFile(t *harness.T, path string, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+}
+
+// mkdir makes a directory from the test process (setup only).
+func mkdir(t *harness.T, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+}
+
+// ev builds an expected event.
+func ev(wd int32, mask uint32, name string) inotify.Event {
+	return inotify.Event{Wd: wd, Mask: inotify.Mask(mask), Name: name}
+}
+
+// evc builds an expected event with a cookie number (see expect.NormalizeCookies).
+func evc(wd int32, mask uint32, name string, cookie uint32) inotify.Event {
+	return inotify.Event{Wd: wd, Mask: inotify.Mask(mask), Name: name, Cookie: cookie}
+}
+
+// expectLong compares long ordered event lists (thousands of entries) and, on
+// a mismatch, reports both lengths and the neighbourhood of the first
+// difference instead of the whole lists.
+func expectLong(t *harness.T, did string, got, want []inotify.Event) {
+	t.Helper()
+	got = expect.NormalizeCookies(got)
+	first := -1
+	for i := 0; i < len(got) || i < len(want); i++ {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return
+	}
+	window := func(evs []inotify.Event) string {
+		var parts []string
+		for i := max(0, first-2); i < min(len(evs), first+3); i++ {
+			parts = append(parts, fmt.Sprintf("[%d] %s", i, evs[i]))
+		}
+		if len(parts) == 0 {
+			return "(nothing at this index)"
+		}
+		return strings.Join(parts, "\n          ")
+	}
+	t.Errorf("events differ\n  did:  %s\n  want: %d events, got %d; first difference at index %d\n  want: %s\n  got:  %s",
+		did, len(want), len(got), first, window(want), window(got))
+}
+
+// The inotify queue limit is read from fs.inotify.max_queued_events when the
+// instance is created (fs/notify/inotify/inotify_user.c inotify_new_group:
+// group->max_events = max_events).
+const maxQueuedPath = "/proc/sys/fs/inotify/max_queued_events"
+
+// fillableLimit is the largest queue limit the overflow case fills as it is;
+// above it the case lowers the sysctl around inotify_init1 only.
+const fillableLimit = 1 << 17
+
+func readSysctl(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return n, nil
+}
+
+func writeSysctl(path string, v int) error {
+	if err := os.WriteFile(path, []byte(strconv.Itoa(v)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// overflowInstance opens an inotify instance and returns it with its queue
+// limit. When the system limit is too large to fill quickly it lowers
+// fs.inotify.max_queued_events for the duration of inotify_init1 only (the
+// value is copied into the new group), restores it at once, and says so.
+func overflowInstance(t *harness.T) (*inotify.Instance, int) {
+	t.Helper()
+	limit, err := readSysctl(maxQueuedPath)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if limit <= fillableLimit {
+		return t.Inotify(0), limit
+	}
+	const lowered = 16384
+	restored := false
+	restore := func() {
+		if restored {
+			return
+		}
+		restored = true
+		if err := writeSysctl(maxQueuedPath, limit); err != nil {
+			t.Errorf("restoring fs.inotify.max_queued_events=%d: %v", limit, err)
+		}
+	}
+	t.Cleanup(restore)
+	if err := writeSysctl(maxQueuedPath, lowered); err != nil {
+		t.Fatalf("lowering fs.inotify.max_queued_events from %d: %v", limit, err)
+	}
+	t.Notef("fs.inotify.max_queued_events lowered from %d to %d around inotify_init1, then restored", limit, lowered)
+	in := t.Inotify(0)
+	restore()
+	return in, lowered
+}
+
+// maskCreate is IN_MASK_CREATE. Kernels before it ignore the unknown mask bit
+// (inotify_add_watch only rejects masks without any known event), so the
+// probe watches twice and expects EEXIST the second time.
+var maskCreate = feature.New("IN_MASK_CREATE", "4.19", func() error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("inotify_init1: %w", err)
+	}
+	defer unix.Close(fd)
+	dir := os.Getenv("FSNSUITE_WORKSPACE")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_MASK_CREATE); err != nil {
+		return fmt.Errorf("inotify_add_watch(IN_MASK_CREATE): %w", err)
+	}
+	_, err = unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_MASK_CREATE)
+	switch {
+	case errors.Is(err, unix.EEXIST):
+		return nil
+	case err == nil:
+		return fmt.Errorf("second IN_MASK_CREATE watch succeeded (flag ignored): %w", unix.EOPNOTSUPP)
+	}
+	return fmt.Errorf("second inotify_add_watch(IN_MASK_CREATE): %w", err)
+})
