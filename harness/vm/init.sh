@@ -92,8 +92,14 @@ mkdir -p /results
 . /etc/fsnsuite/run.conf
 say start
 cd /tmp
-FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results "$runner" "$@" >$out 2>$errport
-rc=$?
+export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results
+# stderr goes through a pipe so the runner does not take ttyS2 for a terminal.
+rc=1
+{
+	"$runner" "$@" >$out
+	echo $? >/run/fsnsuite.rc
+} 2>&1 | cat >$errport
+read -r rc </run/fsnsuite.rc
 say exit $rc
 if [ -n "$(ls -A /results 2>/dev/null)" ]; then
 	say results-begin

@@ -393,12 +393,16 @@ func (m *monitor) outLine(s string) error {
 // progressTAP reports top-level TAP lines: one per test binary in the
 // runner's merged stream.
 func (m *monitor) progressTAP(s string) {
+	// A block's "# Subtest:" header is at the top level or indented like the
+	// block it heads (TAP13 allows both).
+	if h, ok := strings.CutPrefix(strings.TrimPrefix(s, "    "), "# Subtest:"); ok {
+		m.cfg.progressf("%s running %s", m.elapsed(), strings.TrimSpace(h))
+		return
+	}
 	if s == "" || s[0] == ' ' || s[0] == '\t' {
 		return
 	}
 	switch {
-	case strings.HasPrefix(s, "# Subtest:"):
-		m.cfg.progressf("%s running %s", m.elapsed(), strings.TrimSpace(strings.TrimPrefix(s, "# Subtest:")))
 	case strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok ") || strings.HasPrefix(s, "1.."):
 		m.cfg.progressf("%s %s", m.elapsed(), s)
 	case strings.HasPrefix(s, "Bail out!"):

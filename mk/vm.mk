@@ -1,0 +1,25 @@
+# VM checks (included by the Makefile): boot a kernel under qemu and run the
+# correctness suite inside it, with the same TAP, results and exit code as a
+# native run.
+#
+#   make vmcheck KERNEL=debian-6.1      # or debian-6.12: fetched into .cache/
+#   make vmcheck KERNEL=path/to/bzImage MODULES=path/to/lib/modules/VERSION
+#
+# VM_CPUS, VM_MEM (MiB), VM_TIMEOUT (e.g. 30m), VM_RESULTS (default
+# results/vm-<kernel>) and VMCHECK_ARGS (extra runner flags, e.g. -strict) tune it.
+
+KERNEL       ?= debian-6.1
+MODULES      ?=
+VM_CPUS      ?= 2
+VM_MEM       ?= 2048
+VM_TIMEOUT   ?= 40m
+VMCHECK_ARGS ?=
+
+.PHONY: vmcheck vmdeps
+
+vmdeps:
+	@sh scripts/vm/deps.sh
+
+vmcheck: vmdeps build
+	MODULES='$(MODULES)' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' VM_TIMEOUT='$(VM_TIMEOUT)' \
+	  sh scripts/vm/vmcheck.sh '$(KERNEL)' $(VMCHECK_ARGS)

@@ -1,0 +1,52 @@
+#!/bin/sh
+# vmcheck.sh KERNEL [runner args...] — run the correctness suite inside qemu on
+# KERNEL and report the wall time. KERNEL is debian-6.1, debian-6.12 (fetched
+# and cached by scripts/fetch-debian-kernel.sh), an exact linux-image package
+# name, or the path of a bzImage (with MODULES=DIR for its module tree).
+#
+# Environment: MODULES, VM_CPUS, VM_MEM, VM_TIMEOUT, VM_RESULTS (results dir,
+# default results/vm-<kernel>). The runner is bin/fsnsuite (build it with make).
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 KERNEL [fsnsuite args...]" >&2; exit 2; }
+spec=$1
+shift
+
+kernel=""
+modules=${MODULES:-}
+case $spec in
+debian-* | linux-image-*)
+	vars=$("$top/scripts/fetch-debian-kernel.sh" "$spec")
+	kernel=$(printf '%s\n' "$vars" | sed -n 's/^KERNEL=//p')
+	[ -n "$modules" ] || modules=$(printf '%s\n' "$vars" | sed -n 's/^MODULES=//p')
+	;;
+*)
+	kernel=$spec
+	;;
+esac
+
+name=$(basename "$spec")
+results=${VM_RESULTS:-$top/results/vm-$name}
+rm -rf "$results"
+
+set -- -kernel "$kernel" -results "$results" "$@"
+[ -n "$modules" ] && set -- "$@" -modules "$modules"
+[ -n "${VM_CPUS:-}" ] && set -- "$@" -vm-cpus "$VM_CPUS"
+[ -n "${VM_MEM:-}" ] && set -- "$@" -vm-mem "$VM_MEM"
+[ -n "${VM_TIMEOUT:-}" ] && set -- "$@" -vm-timeout "$VM_TIMEOUT"
+
+echo "vmcheck: $top/bin/fsnsuite $*" >&2
+start=$(date +%s)
+rc=0
+"$top/bin/fsnsuite" "$@" || rc=$?
+end=$(date +%s)
+skips=0
+if [ -f "$results/results.tap" ]; then
+	skips=$(grep -c '# SKIP' "$results/results.tap" || true)
+fi
+echo "vmcheck: kernel $spec: exit $rc, wall time $((end - start))s, $skips skip lines (results in $results)" >&2
+if [ "$skips" != 0 ]; then
+	grep '# SKIP' "$results/results.tap" | sed 's/^ */vmcheck:   /' >&2
+fi
+exit $rc
