@@ -1,0 +1,236 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+// preContentKernel says whether the kernel knows the pre-content events
+// (FAN_PRE_ACCESS) and with them FAN_DENY_ERRNO: both were merged in 6.14 with
+// the pre-content series. The probe asks fanotify_mark(2) to remove a
+// FAN_PRE_ACCESS mark that does not exist: do_fanotify_mark checks the mask
+// against the known events first (EINVAL on a kernel without the bit), and
+// only then finds no mark (ENOENT). No filesystem support is needed, so the
+// answer is about the kernel alone.
+var preContentKernel = feature.New("pre-content events and FAN_DENY_ERRNO (FAN_PRE_ACCESS)", "6.14", func() error {
+	fd, err := unix.FanotifyInit(unix.FAN_CLOEXEC|unix.FAN_CLASS_PRE_CONTENT, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("fanotify_init(FAN_CLASS_PRE_CONTENT): %w", err)
+	}
+	defer unix.Close(fd)
+	err = unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/")
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err == nil:
+		return errors.New("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS) of a mark that does not exist succeeded")
+	}
+	return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
+})
+
+// allowedDenyErrnos are the errnos fs/notify/fanotify/fanotify_user.c
+// process_access_response accepts with FAN_DENY_ERRNO ("Limit errno to values
+// expected on open(2)/read(2)/write(2) of regular files").
+var allowedDenyErrnos = []unix.Errno{unix.EIO, unix.EPERM, unix.EBUSY, unix.ETXTBSY, unix.EAGAIN, unix.ENOSPC, unix.EDQUOT}
+
+// rejectedDenyErrnos are outside that set: the response is refused with EINVAL.
+var rejectedDenyErrnos = []unix.Errno{unix.EACCES, unix.ENOENT, unix.EINVAL, unix.EBADF, unix.EROFS, unix.EFAULT, 255}
+
+// blockedOpen prepares one file and one actor, opens a group of class
+// initFlags with an inode FAN_OPEN_PERM mark on the file, starts the actor's
+// open and reads the (checked) event. The actor stays blocked.
+type blockedOpen struct {
+	e   *env
+	g   *fanotify.Group
+	f   target
+	p   *actor.Pending
+	ev  fanotify.Event
+	did string
+}
+
+func openBlocked(t *harness.T, initFlags uint) *blockedOpen {
+	t.Helper()
+	e := prepare(t, 1, "f")
+	g := group(t, initFlags)
+	return openBlockedIn(t, e, g, fanotify.InitFlagsString(initFlags))
+}
+
+func openBlockedIn(t *harness.T, e *env, g *fanotify.Group, class string) *blockedOpen {
+	t.Helper()
+	f := e.f("f")
+	mark(t, g, 0, unix.FAN_OPEN_PERM, f.Path)
+	b := &blockedOpen{e: e, g: g, f: f}
+	b.did = fmt.Sprintf("group %s; inode mark FAN_OPEN_PERM on %s; actor open(2)", class, f.Path)
+	b.p = send(t, e.a(0), openOp(f.Path))
+	b.ev = readOne(t, g, b.did, want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
+	return b
+}
+
+var responseCases = []harness.Case{
+	{
+		Name:  "deny_errno_allowed",
+		Doc:   "FAN_DENY_ERRNO from a FAN_CLASS_PRE_CONTENT group: the actor's open(2) fails with exactly the errno given, for each errno fanotify_user.c allows (EIO arrives as EIO)",
+		Needs: []*feature.Feature{preContentKernel},
+		Run: func(t *harness.T) {
+			e := prepare(t, 1, "f")
+			g := group(t, unix.FAN_CLASS_PRE_CONTENT)
+			f := e.f("f")
+			mark(t, g, 0, unix.FAN_OPEN_PERM, f.Path)
+			for _, errno := range allowedDenyErrnos {
+				did := fmt.Sprintf("group FAN_CLASS_PRE_CONTENT; inode mark FAN_OPEN_PERM; actor open(2); answer FAN_DENY|errno %s", errnoName(errno))
+				p := send(t, e.a(0), openOp(f.Path))
+				ev := readOne(t, g, did, want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
+				respond(t, g, ev, fanotify.DenyErrno(errno))
+				finish(t, p, releaseWait, errno, did)
+			}
+			quiet(t, g, "after the last answer")
+		},
+	},
+	{
+		Name:  "deny_errno_rejected_values",
+		Doc:   "FAN_DENY_ERRNO with an errno outside the allowed set, or FAN_ALLOW with an errno, is refused with EINVAL and the event stays pending and answerable (fanotify_user.c process_access_response)",
+		Needs: []*feature.Feature{preContentKernel},
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_PRE_CONTENT)
+			for _, errno := range rejectedDenyErrnos {
+				respondErr(t, b.g, b.ev.Fd, fanotify.DenyErrno(errno), unix.EINVAL, "errno outside the allowed set")
+			}
+			respondErr(t, b.g, b.ev.Fd, fanotify.Allow|uint32(unix.EIO)<<unix.FAN_ERRNO_SHIFT, unix.EINVAL, "an errno with FAN_ALLOW")
+			stillBlocked(t, b.p, b.did+"; after refused responses")
+			respond(t, b.g, b.ev, fanotify.DenyErrno(unix.EIO))
+			finish(t, b.p, releaseWait, unix.EIO, b.did+"; then FAN_DENY|errno EIO")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "deny_errno_content_class_rejected",
+		Doc:  "FAN_DENY_ERRNO from a FAN_CLASS_CONTENT group is refused with EINVAL (custom errno only for pre-content groups, on every kernel); the event stays pending and a plain FAN_DENY then gives EPERM",
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
+			respondErr(t, b.g, b.ev.Fd, fanotify.DenyErrno(unix.EIO), unix.EINVAL,
+				"fanotify_user.c: \"Custom errno is supported only for pre-content groups\"")
+			stillBlocked(t, b.p, b.did+"; after the refused FAN_DENY|errno EIO")
+			respond(t, b.g, b.ev, fanotify.Deny)
+			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; then FAN_DENY")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "audit_needs_enable_audit",
+		Doc:  "FAN_AUDIT in a response of a group made without FAN_ENABLE_AUDIT is refused with EINVAL; the event stays pending and answerable (fanotify(7) FAN_AUDIT; fanotify_user.c)",
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
+			respondErr(t, b.g, b.ev.Fd, fanotify.Allow|unix.FAN_AUDIT, unix.EINVAL, "group made without FAN_ENABLE_AUDIT")
+			respondErr(t, b.g, b.ev.Fd, fanotify.Deny|unix.FAN_AUDIT, unix.EINVAL, "group made without FAN_ENABLE_AUDIT")
+			stillBlocked(t, b.p, b.did+"; after refused FAN_AUDIT responses")
+			respond(t, b.g, b.ev, fanotify.Allow)
+			finish(t, b.p, releaseWait, 0, b.did+"; then FAN_ALLOW")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "audit_enabled",
+		Doc:  "with FAN_ENABLE_AUDIT (needs CAP_AUDIT_WRITE) FAN_DENY|FAN_AUDIT is accepted and denies (EPERM), FAN_ALLOW|FAN_AUDIT is accepted and allows (fanotify_init(2), fanotify(7))",
+		Run: func(t *harness.T) {
+			e := prepare(t, 1, "f")
+			g, err := fanotify.Init(unix.FAN_CLASS_CONTENT|unix.FAN_ENABLE_AUDIT, eventFlags)
+			switch {
+			case errors.Is(err, unix.EPERM):
+				t.Skipf("%v (FAN_ENABLE_AUDIT needs CAP_AUDIT_WRITE; fanotify_init(2))", err)
+			case errors.Is(err, unix.EINVAL):
+				t.Skipf("%v (FAN_ENABLE_AUDIT is accepted only by a kernel built with CONFIG_AUDITSYSCALL)", err)
+			case err != nil:
+				t.Fatalf("%v", err)
+			}
+			t.Cleanup(func() { g.Close() })
+			b := openBlockedIn(t, e, g, "FAN_CLASS_CONTENT|FAN_ENABLE_AUDIT")
+			respond(t, g, b.ev, fanotify.Deny|unix.FAN_AUDIT)
+			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY|FAN_AUDIT")
+
+			p := send(t, e.a(0), openOp(b.f.Path))
+			ev := readOne(t, g, b.did+" again", want(unix.FAN_OPEN_PERM, e.a(0).Pid(), b.f))
+			respond(t, g, ev, fanotify.Allow|unix.FAN_AUDIT)
+			finish(t, p, releaseWait, 0, b.did+" again; answered FAN_ALLOW|FAN_AUDIT")
+			quiet(t, g, b.did)
+		},
+	},
+	{
+		Name: "response_unknown_fd",
+		Doc:  "a response naming an fd that is no pending event's is refused with ENOENT, a negative fd with EINVAL; the pending event is still answerable (fanotify_user.c process_access_response)",
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
+			// The group's own fd is open in this process but names no event.
+			respondErr(t, b.g, int32(b.g.Fd()), fanotify.Allow, unix.ENOENT, "no pending event has this fd")
+			respondErr(t, b.g, 1<<20, fanotify.Allow, unix.ENOENT, "no pending event has this fd")
+			respondErr(t, b.g, -2, fanotify.Allow, unix.EINVAL, "a negative fd without FAN_INFO")
+			stillBlocked(t, b.p, b.did+"; after refused responses")
+			respond(t, b.g, b.ev, fanotify.Deny)
+			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; then FAN_DENY")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "response_twice",
+		Doc:  "a second response for an answered event is refused with ENOENT and does not change the first answer (fanotify_user.c: the answered event leaves the access list)",
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
+			if err := b.g.Respond(b.ev.Fd, fanotify.Deny); err != nil {
+				t.Fatalf("first response: %v", err)
+			}
+			respondErr(t, b.g, b.ev.Fd, fanotify.Allow, unix.ENOENT, "the event was already answered")
+			b.g.ReleaseFd(b.ev.Fd)
+			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY then FAN_ALLOW")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "response_size",
+		Doc:  "a response shorter than struct fanotify_response is refused with EINVAL and the event stays pending; a longer one without FAN_INFO is applied and write(2) returns sizeof(struct fanotify_response) (fanotify_user.c fanotify_write)",
+		Run: func(t *harness.T) {
+			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
+			r := unix.FanotifyResponse{Fd: b.ev.Fd, Response: fanotify.Deny}
+			raw := unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r))
+			n, err := unix.Write(b.g.Fd(), raw[:len(raw)-1])
+			if !errors.Is(err, unix.EINVAL) {
+				t.Errorf("write of %d bytes: want EINVAL, got n=%d err=%v", len(raw)-1, n, errOrNil(err))
+			}
+			stillBlocked(t, b.p, b.did+"; after a short response")
+			long := append(append([]byte(nil), raw...), make([]byte, 8)...)
+			n, err = unix.Write(b.g.Fd(), long)
+			if err != nil || n != len(raw) {
+				t.Errorf("write of %d bytes (response + 8 bytes, no FAN_INFO): want %d, got n=%d err=%v", len(long), len(raw), n, errOrNil(err))
+			}
+			b.g.ReleaseFd(b.ev.Fd)
+			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY in a long write")
+			quiet(t, b.g, b.did)
+		},
+	},
+	{
+		Name: "response_other_group",
+		Doc:  "a group cannot answer another group's event (ENOENT); the owner's answer still works, and the event then reaches the second group (fanotify_user.c; fsnotify.c fsnotify)",
+		Run: func(t *harness.T) {
+			e := prepare(t, 1, "f")
+			pc := group(t, unix.FAN_CLASS_PRE_CONTENT)
+			c := group(t, unix.FAN_CLASS_CONTENT)
+			f := e.f("f")
+			mark(t, c, 0, unix.FAN_OPEN_PERM, f.Path)
+			b := openBlockedIn(t, e, pc, "FAN_CLASS_PRE_CONTENT (and a FAN_CLASS_CONTENT group with the same mark)")
+			respondErr(t, c, b.ev.Fd, fanotify.Allow, unix.ENOENT, "the event belongs to the pre-content group")
+			stillBlocked(t, b.p, b.did+"; after the other group's response")
+			respond(t, pc, b.ev, fanotify.Allow)
+			ev := readOne(t, c, b.did+"; pre-content group allowed", want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
+			respond(t, c, ev, fanotify.Allow)
+			finish(t, b.p, releaseWait, 0, b.did+"; both groups allowed")
+			quiet(t, pc, b.did)
+			quiet(t, c, b.did)
+		},
+	},
+}

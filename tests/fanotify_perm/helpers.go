@@ -1,0 +1,359 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+)
+
+// Time bounds. An expected event or release must come within eventWait (it
+// comes at once on a healthy kernel; the bound only turns a hang into a
+// failure). blockedProbe is how long an actor that must still be blocked is
+// watched: a negative check, like a Collect window.
+const (
+	eventWait    = 2 * time.Second
+	releaseWait  = time.Second
+	blockedProbe = 30 * time.Millisecond
+)
+
+// eventFlags are the event_f_flags of every group: the event fds are opened
+// read-only and close-on-exec, so actors started later never inherit them.
+const eventFlags = unix.O_RDONLY | unix.O_LARGEFILE | unix.O_CLOEXEC
+
+// fileContent is what every prepared regular file holds.
+var fileContent = []byte("fanotify_perm\n")
+
+// scriptStatus is the exit status of the prepared script, so that a run of
+// it is told apart from any failure to run it.
+const scriptStatus = 7
+
+// target is a file the actor acts on, identified before any mark is placed.
+type target struct {
+	Path     string
+	Dev, Ino uint64
+}
+
+// env is a case's setup: its directory, its actors and its files, all made
+// before any fanotify group exists.
+type env struct {
+	t      *harness.T
+	actors []*actor.Actor
+	files  map[string]target
+}
+
+// prepare makes the case directory, n actors, and the named entries below the
+// case directory ("d/" makes a directory, "x.sh" an executable script,
+// anything else a regular file holding fileContent). It must run before any
+// group is opened: cleanups run last-registered first, so the groups are then
+// closed before the directory is removed (removing it opens directories, which
+// a filesystem mark of a still-open group would hold for permission).
+func prepare(t *harness.T, nActors int, entries ...string) *env {
+	t.Helper()
+	e := &env{t: t, files: map[string]target{}}
+	t.Dir()
+	for i := 0; i < nActors; i++ {
+		e.actors = append(e.actors, t.Actor())
+	}
+	for _, name := range entries {
+		p := t.Path(name)
+		switch {
+		case strings.HasSuffix(name, "/"):
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatalf("setup: %v", err)
+			}
+			continue
+		case strings.HasSuffix(name, ".sh"):
+			script := fmt.Sprintf("#!/bin/sh\nexit %d\n", scriptStatus)
+			if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+				t.Fatalf("setup: %v", err)
+			}
+		default:
+			if err := os.WriteFile(p, fileContent, 0o644); err != nil {
+				t.Fatalf("setup: %v", err)
+			}
+		}
+		e.files[name] = statTarget(t, p)
+	}
+	return e
+}
+
+// a returns the i-th actor.
+func (e *env) a(i int) *actor.Actor { return e.actors[i] }
+
+// f returns the prepared file name.
+func (e *env) f(name string) target {
+	tg, ok := e.files[name]
+	if !ok {
+		e.t.Fatalf("internal: file %q was not prepared", name)
+	}
+	return tg
+}
+
+func statTarget(t *harness.T, p string) target {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatalf("setup: stat %s: %v", p, err)
+	}
+	return target{Path: p, Dev: st.Dev, Ino: st.Ino}
+}
+
+// group opens a fanotify group of the given class and flags with eventFlags.
+func group(t *harness.T, initFlags uint) *fanotify.Group {
+	t.Helper()
+	return t.Fanotify(initFlags, eventFlags)
+}
+
+// mark adds a mark and fails the case if the kernel refuses it.
+func mark(t *harness.T, g *fanotify.Group, flags uint, mask uint64, path string) {
+	t.Helper()
+	if err := g.Add(flags, mask, path); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// want is the event a case expects: mask, pid, and the file the event fd must
+// refer to (path as readlink(2) of /proc/self/fd gives it, device and inode).
+func want(mask uint64, pid int, tg target, info ...fanotify.Info) fanotify.Event {
+	return fanotify.Event{Mask: fanotify.Mask(mask), Pid: int32(pid), Path: tg.Path, Dev: tg.Dev, Ino: tg.Ino, Info: info}
+}
+
+// readEvents reads until exactly n events have arrived (or eventWait passes).
+// More events than n, or fewer, fail the case; the group's close at cleanup
+// answers whatever was read and not answered (fanotify(7): closing the group
+// allows pending permission events).
+func readEvents(t *harness.T, g *fanotify.Group, n int, did string) []fanotify.Event {
+	t.Helper()
+	evs, err := g.ReadN(n, time.Now().Add(eventWait))
+	if err != nil {
+		t.Fatalf("%s: reading %d event(s): %v; got %s", did, n, err, list(evs))
+	}
+	if len(evs) != n {
+		t.Fatalf("%s: want %d event(s), got %d: %s", did, n, len(evs), list(evs))
+	}
+	return evs
+}
+
+// readOne reads one event and compares it with w in full.
+func readOne(t *harness.T, g *fanotify.Group, did string, w fanotify.Event) fanotify.Event {
+	t.Helper()
+	ev := readEvents(t, g, 1, did)[0]
+	if !expect.Fanotify(t, did, []fanotify.Event{ev}, []fanotify.Event{w}) {
+		t.FailNow()
+	}
+	return ev
+}
+
+func list(evs []fanotify.Event) string {
+	if len(evs) == 0 {
+		return "no event"
+	}
+	var s []string
+	for i, e := range evs {
+		s = append(s, fmt.Sprintf("[%d] %s", i, e))
+	}
+	return strings.Join(s, "; ")
+}
+
+// respond answers a permission event and closes its fd; a refusal fails the case.
+func respond(t *harness.T, g *fanotify.Group, ev fanotify.Event, resp uint32) {
+	t.Helper()
+	if err := g.Respond(ev.Fd, resp); err != nil {
+		t.Fatalf("answer %s with %s: %v", ev.Mask, responseString(resp), err)
+	}
+	g.ReleaseFd(ev.Fd)
+}
+
+// respondErr writes a response that the kernel must refuse with wantErr.
+func respondErr(t *harness.T, g *fanotify.Group, fd int32, resp uint32, wantErr unix.Errno, why string) {
+	t.Helper()
+	err := g.Respond(fd, resp)
+	if !errors.Is(err, wantErr) {
+		t.Errorf("response {fd %d, %s}: want %s (%s), got %v", fd, responseString(resp), unix.ErrnoName(wantErr), why, errOrNil(err))
+	}
+}
+
+func errOrNil(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return err.Error()
+}
+
+// responseString renders a fanotify_response.response value.
+func responseString(r uint32) string {
+	var parts []string
+	switch r & 0x3 {
+	case unix.FAN_ALLOW:
+		parts = append(parts, "FAN_ALLOW")
+	case unix.FAN_DENY:
+		parts = append(parts, "FAN_DENY")
+	default:
+		parts = append(parts, fmt.Sprintf("%#x", r&0x3))
+	}
+	if r&unix.FAN_AUDIT != 0 {
+		parts = append(parts, "FAN_AUDIT")
+	}
+	if r&unix.FAN_INFO != 0 {
+		parts = append(parts, "FAN_INFO")
+	}
+	if e := unix.Errno(r >> unix.FAN_ERRNO_SHIFT); e != 0 {
+		name := unix.ErrnoName(e)
+		if name == "" {
+			name = strconv.Itoa(int(e))
+		}
+		parts = append(parts, "errno "+name)
+	}
+	if rest := r &^ (0x3 | unix.FAN_AUDIT | unix.FAN_INFO | 0xff<<unix.FAN_ERRNO_SHIFT); rest != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", rest))
+	}
+	return strings.Join(parts, "|")
+}
+
+// send starts an operation in actor a; the actor may block in it.
+func send(t *harness.T, a *actor.Actor, op actor.Op) *actor.Pending {
+	t.Helper()
+	p, err := a.Send(op)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return p
+}
+
+func openOp(path string) actor.Op {
+	return actor.Op{Kind: "open", Path: path, Flags: unix.O_RDONLY}
+}
+
+func readOp(fd, n int) actor.Op { return actor.Op{Kind: "read", Fd: fd, N: n} }
+
+func preadOp(fd, n int, off int64) actor.Op {
+	return actor.Op{Kind: "pread", Fd: fd, N: n, Off: off}
+}
+
+func execOp(path string) actor.Op { return actor.Op{Kind: "exec", Path: path} }
+
+// stillBlocked checks that the actor's operation has not finished: it is
+// waiting for an answer that has not been given.
+func stillBlocked(t *harness.T, p *actor.Pending, what string) {
+	t.Helper()
+	r, err := p.Wait(blockedProbe)
+	if errors.Is(err, actor.ErrStillBlocked) {
+		return
+	}
+	t.Fatalf("%s: the actor's call returned (errno %v, %v) although its permission event is not answered", what, errnoName(r.Errno), err)
+}
+
+// finish waits (up to d) for the actor's operation and checks its errno.
+func finish(t *harness.T, p *actor.Pending, d time.Duration, wantErrno unix.Errno, what string) actor.Result {
+	t.Helper()
+	r, err := p.Wait(d)
+	if err != nil {
+		t.Fatalf("%s: actor did not return within %v: %v", what, d, err)
+	}
+	if r.Errno != wantErrno {
+		t.Errorf("%s: actor's call returned %s, want %s", what, errnoName(r.Errno), errnoName(wantErrno))
+	}
+	return r
+}
+
+func errnoName(e unix.Errno) string {
+	if e == 0 {
+		return "success"
+	}
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+// quiet drains g and fails when anything is queued. It is called after the
+// actor's call returned: fsnotify queues an event before the syscall that
+// causes it returns, so a drain then sees everything the call produced.
+// Permission events found are allowed, so no actor stays blocked.
+func quiet(t *harness.T, g *fanotify.Group, did string) {
+	t.Helper()
+	evs, err := g.Drain()
+	for _, ev := range evs {
+		if ev.IsPermission() {
+			g.Respond(ev.Fd, fanotify.Allow)
+			g.ReleaseFd(ev.Fd)
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: drain: %v", did, err)
+	}
+	expect.Fanotify(t, did, evs, nil)
+}
+
+// noPerm checks that the actor's pending operation completes without any
+// permission event reaching g: it waits for the actor, and if the actor is
+// blocked it drains g, allows whatever is there (so the actor is released)
+// and fails with the events.
+func noPerm(t *harness.T, g *fanotify.Group, p *actor.Pending, did string) actor.Result {
+	t.Helper()
+	r, err := p.Wait(releaseWait)
+	if err != nil {
+		evs, _ := g.Drain()
+		for _, ev := range evs {
+			if ev.IsPermission() {
+				g.Respond(ev.Fd, fanotify.Allow)
+				g.ReleaseFd(ev.Fd)
+			}
+		}
+		expect.Fanotify(t, did, evs, nil)
+		t.Fatalf("%s: actor blocked for %v: %v", did, releaseWait, err)
+	}
+	quiet(t, g, did)
+	return r
+}
+
+// parentOf returns the parent pid of pid from /proc/<pid>/status.
+func parentOf(pid int32) (int, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(int(pid)), "status"))
+	if err != nil {
+		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no PPid in status of pid %d", pid)
+}
+
+// execPid is the pid an exec permission event must carry: the actor runs the
+// program in a child (fork, then execve in the child), so the event's pid is
+// a process whose parent is the actor. It reads the event pid's parent while
+// the child is still blocked in execve, and returns the event pid when it is
+// the actor's child, the actor's own pid otherwise (so the comparison fails
+// and shows both).
+func execPid(t *harness.T, ev fanotify.Event, actorPid int) int {
+	t.Helper()
+	pp, err := parentOf(ev.Pid)
+	if err != nil {
+		t.Errorf("exec event pid %d: %v", ev.Pid, err)
+		return actorPid
+	}
+	if pp != actorPid {
+		t.Errorf("exec event pid %d has parent %d, want a child of the actor (pid %d)", ev.Pid, pp, actorPid)
+		return actorPid
+	}
+	return int(ev.Pid)
+}
+
+// expectOne compares one received event with the wanted one.
+func expectOne(t *harness.T, did string, got, w fanotify.Event) bool {
+	t.Helper()
+	return expect.Fanotify(t, did, []fanotify.Event{got}, []fanotify.Event{w})
+}
