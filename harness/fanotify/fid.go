@@ -100,6 +100,11 @@ func (g *Group) Marks() ([]MarkState, error) {
 				fields[k] = v
 			}
 		}
+		// fanotify_show_fdinfo (fs/notify/fdinfo.c) also prints the group's own
+		// line, "fanotify flags:%x event-flags:%x"; only mark lines have mflags.
+		if _, ok := fields["mflags"]; !ok {
+			continue
+		}
 		hex := func(k string) uint64 { v, _ := strconv.ParseUint(fields[k], 16, 64); return v }
 		switch {
 		case fields["ino"] != "":
