@@ -141,6 +141,9 @@ var responseCases = []harness.Case{
 		Doc:  "with FAN_ENABLE_AUDIT (needs CAP_AUDIT_WRITE) FAN_DENY|FAN_AUDIT is accepted and denies (EPERM), FAN_ALLOW|FAN_AUDIT is accepted and allows (fanotify_init(2), fanotify(7))",
 		Run: func(t *harness.T) {
 			e := prepare(t, 1, "f")
+			// A plain content group first: without CAP_SYS_ADMIN it skips
+			// with that reason, so an EPERM below is CAP_AUDIT_WRITE's.
+			group(t, unix.FAN_CLASS_CONTENT)
 			g, err := fanotify.Init(unix.FAN_CLASS_CONTENT|unix.FAN_ENABLE_AUDIT, eventFlags)
 			switch {
 			case errors.Is(err, unix.EPERM):

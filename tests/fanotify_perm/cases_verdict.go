@@ -70,7 +70,7 @@ func verdictCases() []harness.Case {
 				}
 				cs = append(cs, harness.Case{
 					Name: fmt.Sprintf("%s_%s_%s", k.name, verdict, m.name),
-					Doc: fmt.Sprintf("%s reported through a %s mark with the actor's pid and an fd of the file; FAN_%s: the actor's %s %s (fanotify(7))",
+					Doc: fmt.Sprintf("%s (%s mark) carries the actor's pid and an fd of the file; FAN_%s: the actor's %s %s (fanotify(7))",
 						fanotify.Mask(k.mask), m.name, map[bool]string{true: "ALLOW", false: "DENY"}[allow], k.what, outcome),
 					Needs: append(append([]*feature.Feature(nil), k.needs...), m.needs...),
 					Run:   func(t *harness.T) { runVerdict(t, k, m, allow) },
