@@ -1,0 +1,5 @@
+package main
+
+import "github.com/fsnsuite/fsnsuite/harness"
+
+var handCases []harness.Case

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"golang.org/x/sys/unix"
+)
+
+// flavour is how a case places its ignore mask.
+type flavour struct {
+	name string
+	// api is FAN_MARK_IGNORED_MASK (legacy) or FAN_MARK_IGNORE.
+	api uint
+	// parentOnChild: before the legacy ignore mask, FAN_EVENT_ON_CHILD alone
+	// is added to the parent mark's own mask, so that the legacy ignore mask
+	// applies to children (fanotify_mark(2): "the ignore mask applies to
+	// children only when FAN_EVENT_ON_CHILD is set in the mark's mask") while
+	// the mark's mask still does not contain the event: the 2022 bug shape.
+	parentOnChild bool
+	// flags are the event flags put in a FAN_MARK_IGNORE ignore mask.
+	flags uint32
+}
+
+// flavours lists the ignore flavours that differ for an ignore mark at loc
+// on events on obj. FAN_MARK_IGNORE gets every subset of the event flags that
+// matter there: FAN_EVENT_ON_CHILD on the parent, FAN_ONDIR for a directory
+// object (on a non-dir inode the flags are refused with ENOTDIR, and on
+// mount/sb marks FAN_EVENT_ON_CHILD is dropped; see model.go markAdd).
+func flavours(loc Loc, obj object) []flavour {
+	out := []flavour{{name: "legacy", api: unix.FAN_MARK_IGNORED_MASK}}
+	if loc == LocParent {
+		out = append(out, flavour{name: "legacy_onchild", api: unix.FAN_MARK_IGNORED_MASK, parentOnChild: true})
+	}
+	var relevant []uint32
+	if loc == LocParent {
+		relevant = append(relevant, unix.FAN_EVENT_ON_CHILD)
+	}
+	if obj == objDir {
+		relevant = append(relevant, unix.FAN_ONDIR)
+	}
+	for set := 0; set < 1<<len(relevant); set++ {
+		f := flavour{name: "ignore", api: unix.FAN_MARK_IGNORE}
+		for i, fl := range relevant {
+			if set&(1<<i) != 0 {
+				f.flags |= fl
+				if fl == unix.FAN_EVENT_ON_CHILD {
+					f.name += "_onchild"
+				} else {
+					f.name += "_ondir"
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// combo is one generated case: an event on an object, an event mark at one
+// place, an ignore mark at another (or the same) place.
+type combo struct {
+	ev    evKind
+	obj   object
+	evLoc Loc
+	igLoc Loc
+	fl    flavour
+}
+
+func (c combo) name() string {
+	return fmt.Sprintf("%s_%s_ev_%s_ig_%s_%s", c.ev.name, c.obj, c.evLoc, c.igLoc, c.fl.name)
+}
+
+// eventMask is the mask of the event mark: the event, FAN_ONDIR for a
+// directory object, FAN_EVENT_ON_CHILD on the parent.
+func (c combo) eventMask() uint32 {
+	m := c.ev.bit
+	if c.obj == objDir {
+		m |= unix.FAN_ONDIR
+	}
+	if c.evLoc == LocParent {
+		m |= unix.FAN_EVENT_ON_CHILD
+	}
+	return m
+}
+
+// controlGroup is the index of the group that has the event mark only.
+var controlGroup = len(allKinds)
+
+// plan lists the mark calls of the case: for each group class the event mark
+// then the ignore mark (always FAN_MARK_IGNORED_SURV_MODIFY here: clearing on
+// modify is fanotify_modify_clear's subject), and for the control group the
+// event mark alone.
+func (c combo) plan() []markCall {
+	var calls []markCall
+	for gi := range allKinds {
+		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
+		if c.fl.parentOnChild {
+			calls = append(calls, markCall{group: gi, loc: LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+		}
+		calls = append(calls, markCall{group: gi, loc: c.igLoc,
+			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
+	}
+	calls = append(calls, markCall{group: controlGroup, loc: c.evLoc, mask: c.eventMask()})
+	return calls
+}
+
+// setup describes the marks in one line for failure reports.
+func (c combo) setup() string {
+	s := fmt.Sprintf("event mark %s %s; ignore mark %s %s %s", c.evLoc, fanotify.Mask(c.eventMask()),
+		c.igLoc, fanotify.MarkFlagsString(c.fl.api|unix.FAN_MARK_IGNORED_SURV_MODIFY), fanotify.Mask(c.ev.bit|c.fl.flags))
+	if c.fl.parentOnChild {
+		s += "; parent mask FAN_EVENT_ON_CHILD"
+	}
+	return s
+}
+
+// modelMarks applies the plan to the model alone (no syscalls).
+func (c combo) modelMarks() ([]*mark, map[int]bool) {
+	kinds := append(append([]groupKind{}, allKinds...), kindNotif)
+	per := make([]map[Loc]*mark, len(kinds))
+	for i := range per {
+		per[i] = map[Loc]*mark{}
+	}
+	for _, call := range c.plan() {
+		tg := target{loc: call.loc, isDir: call.loc == LocParent || (call.loc == LocSelf && c.obj == objDir)}
+		m, errno := markAdd(per[call.group][call.loc], call.group, call.flags|call.loc.markFlags(), call.mask, tg, kinds[call.group].dirFID)
+		if errno == 0 && m != nil {
+			per[call.group][call.loc] = m
+		}
+	}
+	var marks []*mark
+	fid := map[int]bool{}
+	for i, k := range kinds {
+		fid[i] = k.fid
+		for _, l := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+			if m := per[i][l]; m != nil {
+				marks = append(marks, m)
+			}
+		}
+	}
+	return marks, fid
+}
+
+// expected is the rule's answer on a kernel k: the mask each group reports.
+func (c combo) expected(k kernel) map[int]uint32 {
+	marks, fid := c.modelMarks()
+	return k.deliver(marks, c.ev.bit, c.obj == objDir, fid)
+}
+
+// fix names the kernel commit the case's answer depends on: the rule is run
+// again with each fix of the seed thread turned off, and a different answer
+// means a kernel without that fix fails this case.
+func (c combo) fix() *harness.Fix {
+	want := c.expected(fixedKernel)
+	if !maps.Equal(want, c.expected(kernel{parentIgnoreFix: false, modifyOpt: true})) {
+		return fixParentIgnore
+	}
+	if !maps.Equal(want, c.expected(kernel{parentIgnoreFix: true, modifyOpt: false})) {
+		return fixModifyOpt
+	}
+	return nil
+}
+
+var (
+	fixParentIgnore = &harness.Fix{Commit: "4f0b903ded728c505850daf2914bfc08841f0ae6", Subject: "fsnotify: fix merge with parent's ignored mask"}
+	fixModifyOpt    = &harness.Fix{Commit: "04e317ba72d07901b03399b3d1525e83424df5b3", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
+)
+
+// events lists the events a case can produce on each object: a directory
+// can only be opened by the actor (read, write and exec are not directory
+// operations).
+func events(obj object) []evKind {
+	if obj == objDir {
+		return []evKind{evOpen}
+	}
+	return []evKind{evOpen, evOpenExec, evAccess, evModify, evCloseWrite}
+}
+
+// combos is the whole matrix: object x event x event-mark place x
+// ignore-mark place x ignore flavour.
+func combos() []combo {
+	var out []combo
+	for _, obj := range []object{objFile, objDir} {
+		for _, ev := range events(obj) {
+			for _, evLoc := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+				for _, igLoc := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+					for _, fl := range flavours(igLoc, obj) {
+						out = append(out, combo{ev: ev, obj: obj, evLoc: evLoc, igLoc: igLoc, fl: fl})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// matrixCases turns the matrix into harness cases.
+func matrixCases() []harness.Case {
+	var cases []harness.Case
+	for _, c := range combos() {
+		want := c.expected(fixedKernel)
+		verdict := "ignored"
+		if want[0] != 0 {
+			verdict = "reported"
+		}
+		needs := []*feature.Feature{feature.ReportFID, feature.ReportDFIDName}
+		if c.fl.api == unix.FAN_MARK_IGNORE {
+			needs = append(needs, feature.MarkIgnore)
+		}
+		if c.evLoc == LocFS || c.igLoc == LocFS {
+			needs = append(needs, feature.MarkFilesystem)
+		}
+		if c.ev.bit == unix.FAN_OPEN_EXEC {
+			needs = append(needs, feature.OpenExec)
+		}
+		cases = append(cases, harness.Case{
+			Name: c.name(),
+			Doc: fmt.Sprintf("%s on %s, event mark %s, %s ignore mark %s: %s in every group class, control group gets it (model.go deliver)",
+				strings.ToUpper(c.ev.name), c.obj, c.evLoc, c.fl.name, c.igLoc, verdict),
+			Needs: needs,
+			Fix:   c.fix(),
+			Run:   c.run,
+		})
+	}
+	return cases
+}
+
+// run is the body of a generated case.
+func (c combo) run(t *harness.T) {
+	w := newWorld(t)
+	for _, k := range allKinds {
+		w.addGroup(k)
+	}
+	w.addGroup(kindNotif) // the control group
+	for _, call := range c.plan() {
+		w.mustMark(call, c.obj)
+	}
+	// The marks the kernel shows must be the marks the model reasons about.
+	w.checkStates("after marking", c.obj)
+	want := fixedKernel.deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
+	if want[controlGroup] == 0 {
+		t.Fatalf("rule error: the control group (event mark only) must get the event")
+	}
+	pid, did := w.do(c.ev, c.obj)
+	w.checkGroups(did+"; "+c.setup(), want, c.obj, pid)
+}

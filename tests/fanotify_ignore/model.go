@@ -1,0 +1,345 @@
+package main
+
+// This file is the rule function of the suite: a small model of how the
+// kernel merges marks and ignore masks, written from fanotify_mark(2) and from
+// the fs/notify source, never from a run's output. Every generated case takes
+// its expected result from deliver(); the API cases take their errno from
+// markAdd().
+//
+// Sources (Linux 6.x; names of functions, not line numbers, since they move):
+//   - fanotify_mark(2), FAN_MARK_IGNORED_MASK / FAN_MARK_IGNORE /
+//     FAN_MARK_IGNORED_SURV_MODIFY / FAN_ONDIR / FAN_EVENT_ON_CHILD.
+//   - fs/notify/fanotify/fanotify_user.c do_fanotify_mark(),
+//     fanotify_events_supported(), fanotify_add_inode_mark(),
+//     fanotify_may_update_existing_mark(), fanotify_mark_update_flags().
+//   - include/linux/fsnotify_backend.h fsnotify_calc_mask(),
+//     fsnotify_ignore_mask(), fsnotify_effective_ignore_mask(),
+//     fsnotify_mask_applicable(), fsnotify_inode_watches_children().
+//   - fs/notify/fsnotify.c __fsnotify_parent(), fsnotify(), send_to_group().
+//   - fs/notify/fanotify/fanotify.c fanotify_group_event_mask().
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Event bits (FS_* in the kernel have the same values as FAN_*).
+const (
+	fsISDIR      = unix.FAN_ONDIR          // FS_ISDIR
+	fsOnChild    = unix.FAN_EVENT_ON_CHILD // FS_EVENT_ON_CHILD
+	fsEventFlags = fsISDIR | fsOnChild     // FANOTIFY_EVENT_FLAGS
+	fsModify     = unix.FAN_MODIFY
+	// allEvents is ALL_FSNOTIFY_EVENTS restricted to what this suite uses:
+	// the event bits of a mask, without the two event flags.
+	allEvents = 0x00ffffff | unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM
+	// possOnChild is FS_EVENTS_POSS_ON_CHILD (include/linux/fsnotify_backend.h)
+	// for the events this suite generates.
+	possOnChild = unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_ATTRIB | unix.FAN_CLOSE_WRITE |
+		unix.FAN_CLOSE_NOWRITE | unix.FAN_OPEN | unix.FAN_OPEN_EXEC |
+		unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM
+)
+
+// Loc is where a mark is attached, relative to the object an event happens on.
+type Loc int
+
+// The four places a mark can be. The string forms are used in case names.
+const (
+	LocSelf   Loc = iota // inode mark on the object itself (FSNOTIFY_ITER_TYPE_INODE)
+	LocParent            // inode mark on the object's parent directory (FSNOTIFY_ITER_TYPE_PARENT)
+	LocMount             // FAN_MARK_MOUNT (FSNOTIFY_ITER_TYPE_VFSMOUNT)
+	LocFS                // FAN_MARK_FILESYSTEM (FSNOTIFY_ITER_TYPE_SB)
+)
+
+var locNames = [...]string{"self", "parent", "mount", "fs"}
+
+func (l Loc) String() string { return locNames[l] }
+
+// markFlags returns the fanotify_mark(2) type flag of a location.
+func (l Loc) markFlags() uint {
+	switch l {
+	case LocMount:
+		return unix.FAN_MARK_MOUNT
+	case LocFS:
+		return unix.FAN_MARK_FILESYSTEM
+	}
+	return 0 // FAN_MARK_INODE
+}
+
+// mark is the kernel's struct fsnotify_mark as far as this suite cares.
+type mark struct {
+	group       int // index of the group in the case
+	loc         Loc
+	mask        uint32 // mark->mask
+	ignore      uint32 // mark->ignore_mask
+	ignoreFlags bool   // FSNOTIFY_MARK_FLAG_HAS_IGNORE_FLAGS (FAN_MARK_IGNORE was used)
+	surv        bool   // FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY
+	evictable   bool   // FSNOTIFY_MARK_FLAG_NO_IREF
+}
+
+// mflags is what fdinfo prints as mflags: fanotify_mark_user_flags()
+// (fs/notify/fanotify/fanotify.h) maps the internal flags back to
+// FAN_MARK_IGNORED_SURV_MODIFY, FAN_MARK_EVICTABLE and FAN_MARK_IGNORE.
+func (m *mark) mflags() uint64 {
+	var f uint64
+	if m.surv {
+		f |= unix.FAN_MARK_IGNORED_SURV_MODIFY
+	}
+	if m.evictable {
+		f |= unix.FAN_MARK_EVICTABLE
+	}
+	if m.ignoreFlags {
+		f |= unix.FAN_MARK_IGNORE
+	}
+	return f
+}
+
+// target describes the object a fanotify_mark(2) call names.
+type target struct {
+	loc   Loc
+	isDir bool // the inode is a directory (inode marks only)
+	// openForWrite: some task has the inode open for write
+	// (fanotify_add_inode_mark: a non-surviving ignore mask is then silently not added).
+	openForWrite bool
+}
+
+// markAdd applies one fanotify_mark(FAN_MARK_ADD|flags, mask) call of a group
+// to the model, the way do_fanotify_mark() and fanotify_add_mark() do, and
+// returns the errno the call must fail with (0 for success). m is the group's
+// existing mark on that object, nil when there is none; the returned mark is
+// the mark after the call (nil when none exists).
+func markAdd(m *mark, group int, flags uint, mask uint32, tg target, dirFID bool) (*mark, unix.Errno) {
+	ignore := flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORE)
+	// do_fanotify_mark: "We don't allow FAN_MARK_IGNORE & FAN_MARK_IGNORED_MASK together".
+	if ignore == unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE {
+		return m, unix.EINVAL
+	}
+	// do_fanotify_mark: "Event flags (FAN_ONDIR, FAN_EVENT_ON_CHILD) have no
+	// effect with FAN_MARK_IGNORED_MASK": they are dropped.
+	if ignore == unix.FAN_MARK_IGNORED_MASK {
+		mask &^= fsEventFlags
+	}
+	// do_fanotify_mark: evictable is only for inode marks (EINVAL).
+	if flags&unix.FAN_MARK_EVICTABLE != 0 && tg.loc != LocSelf && tg.loc != LocParent {
+		return m, unix.EINVAL
+	}
+	isInode := tg.loc == LocSelf || tg.loc == LocParent
+	// fanotify_events_supported: with FAN_MARK_IGNORE (strict_dir_events),
+	// dirent events and the event flags in the mask of a non-dir inode: ENOTDIR.
+	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.isDir && mask&fsEventFlags != 0 {
+		return m, unix.ENOTDIR
+	}
+	// do_fanotify_mark: "FAN_MARK_IGNORE requires SURV_MODIFY for
+	// sb/mount/dir marks": EINVAL for mount/sb, EISDIR for a directory.
+	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 {
+		if !isInode {
+			return m, unix.EINVAL
+		}
+		if tg.isDir {
+			return m, unix.EISDIR
+		}
+	}
+	// do_fanotify_mark: "Mask out FAN_EVENT_ON_CHILD flag for sb/mount/non-dir
+	// marks"; a group reporting the parent fid registers for events with
+	// parent/name info instead (not for ignore masks).
+	if !isInode || !tg.isDir {
+		mask &^= fsOnChild
+		if dirFID && ignore == 0 {
+			mask |= fsOnChild
+		}
+	}
+	// fanotify_add_inode_mark: a non-surviving ignore mask is not added while
+	// the inode is open for write (the call still returns 0).
+	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.openForWrite {
+		return m, 0
+	}
+	orig := m
+	if m == nil {
+		// fanotify_add_new_mark: FAN_MARK_EVICTABLE creates a NO_IREF mark.
+		m = &mark{group: group, loc: tg.loc, evictable: flags&unix.FAN_MARK_EVICTABLE != 0}
+	} else {
+		cp := *m
+		m = &cp
+	}
+	// fanotify_may_update_existing_mark (runs on new marks too, harmlessly).
+	if flags&unix.FAN_MARK_EVICTABLE != 0 && !m.evictable {
+		return orig, unix.EEXIST // non-evictable cannot be downgraded to evictable
+	}
+	if ignore == unix.FAN_MARK_IGNORED_MASK && m.ignoreFlags {
+		return orig, unix.EEXIST // new ignore semantics cannot be downgraded to old
+	}
+	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && m.surv {
+		return orig, unix.EEXIST // surviving ignore mask cannot be downgraded
+	}
+	// fanotify_mark_add_to_mask / fanotify_mark_update_flags.
+	if ignore == 0 {
+		m.mask |= mask
+	} else {
+		m.ignore |= mask
+	}
+	if ignore == unix.FAN_MARK_IGNORE {
+		m.ignoreFlags = true
+	}
+	if ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY != 0 {
+		m.surv = true
+	}
+	if isInode && flags&unix.FAN_MARK_EVICTABLE == 0 {
+		m.evictable = false // NO_IREF may be removed from a mark, never added
+	}
+	return m, 0
+}
+
+// kernel selects which of the two fixes of the seed thread the model applies.
+// The running kernel is expected to have both; a case whose result changes
+// when one is turned off depends on it and names it (harness.Fix).
+type kernel struct {
+	// parentIgnoreFix: 4f0b903ded72 "fsnotify: fix merge with parent's
+	// ignored mask": the object's interest mask includes the ignore mask.
+	parentIgnoreFix bool
+	// modifyOpt: 04e317ba72d0 "fsnotify: optimize FS_MODIFY events with no
+	// ignored masks": a non-surviving ignore mask puts FS_MODIFY in the
+	// object's interest mask, and fsnotify() no longer walks the marks of
+	// every FS_MODIFY event.
+	modifyOpt bool
+}
+
+var fixedKernel = kernel{parentIgnoreFix: true, modifyOpt: true}
+
+// ignoredEvents is fsnotify_ignored_events(): the event bits of the ignore mask.
+func ignoredEvents(m *mark) uint32 { return m.ignore & allEvents }
+
+// calcMask is fsnotify_calc_mask(): the mark's contribution to its object's
+// interest mask (i_fsnotify_mask, mnt_fsnotify_mask, s_fsnotify_mask).
+func (k kernel) calcMask(m *mark) uint32 {
+	mask := m.mask
+	if ignoredEvents(m) == 0 {
+		return mask
+	}
+	// "Interest in FS_MODIFY may be needed for clearing ignore mask" (04e317ba72d0).
+	if k.modifyOpt && !m.surv {
+		mask |= fsModify
+	}
+	// "If mark is interested in ignoring events on children, the object must
+	// show interest in those events for fsnotify_parent() to notice it" (4f0b903ded72).
+	if k.parentIgnoreFix {
+		mask |= m.ignore
+	}
+	return mask
+}
+
+// ignoreMask is fsnotify_ignore_mask(): with FAN_MARK_IGNORE the event flags
+// in the ignore mask decide; the legacy ignore mask always applies to
+// directories and applies to children when the mark's own mask has
+// FAN_EVENT_ON_CHILD.
+func ignoreMask(m *mark) uint32 {
+	im := m.ignore
+	if m.ignoreFlags {
+		return im
+	}
+	im |= fsISDIR
+	im &^= fsOnChild
+	im |= m.mask & fsOnChild
+	return im
+}
+
+// applicable is fsnotify_mask_applicable(): does a mask (or ignore mask) apply
+// to an event on a directory / on a child reported to its watching parent?
+func applicable(mask uint32, isDir, viaParent bool) bool {
+	if isDir && mask&fsISDIR == 0 {
+		return false
+	}
+	if viaParent && mask&fsOnChild == 0 {
+		return false
+	}
+	return true
+}
+
+// effectiveIgnore is fsnotify_effective_ignore_mask().
+func effectiveIgnore(m *mark, isDir, viaParent bool) uint32 {
+	im := ignoredEvents(m)
+	if im == 0 {
+		return 0
+	}
+	if !isDir && !viaParent {
+		return im
+	}
+	im = ignoreMask(m)
+	if !applicable(im, isDir, viaParent) {
+		return 0
+	}
+	return im & allEvents
+}
+
+// deliver runs one event ev (a single event bit) on the object (a directory
+// when isDir) through the model and returns, for each group index, the mask
+// the group reports (0: no event). fid[g] says the group reports FIDs (then
+// FAN_ONDIR is reported; fanotify_group_event_mask drops the event flags for
+// fd groups). marks is updated in place: FS_MODIFY clears the non-surviving
+// ignore masks of every mark it visits (send_to_group).
+func (k kernel) deliver(marks []*mark, ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+	var obj [4]uint32
+	for _, m := range marks {
+		obj[m.loc] |= k.calcMask(m)
+	}
+	// __fsnotify_parent: the parent is notified (and its marks visited, as
+	// FSNOTIFY_ITER_TYPE_PARENT) only when it watches children
+	// (fsnotify_inode_watches_children: FS_EVENT_ON_CHILD in its interest
+	// mask) and is interested in this event ("parent_interested").
+	pMask := obj[LocParent]
+	parentVisited := pMask&fsOnChild != 0 && ev&pMask&possOnChild != 0
+	// fsnotify(): "return if none of the marks care about this type of
+	// event"; before 04e317ba72d0 every FS_MODIFY went on to send_to_group.
+	interest := obj[LocSelf] | obj[LocMount] | obj[LocFS]
+	if parentVisited {
+		interest |= pMask
+	}
+	if ev&interest == 0 && (k.modifyOpt || ev != fsModify) {
+		return map[int]uint32{}
+	}
+	visited := func(m *mark) bool { return m.loc != LocParent || parentVisited }
+	groups := map[int][]*mark{}
+	var order []int
+	for _, m := range marks {
+		if !visited(m) {
+			continue
+		}
+		if _, ok := groups[m.group]; !ok {
+			order = append(order, m.group)
+		}
+		groups[m.group] = append(groups[m.group], m)
+	}
+	out := map[int]uint32{}
+	for _, g := range order {
+		gm := groups[g]
+		// send_to_group: "clear ignored on inode modification".
+		if ev == fsModify {
+			for _, m := range gm {
+				if !m.surv {
+					m.ignore = 0
+				}
+			}
+		}
+		// fanotify_group_event_mask.
+		var marksMask, ignored uint32
+		for _, m := range gm {
+			viaParent := m.loc == LocParent
+			ignored |= effectiveIgnore(m, isDir, viaParent)
+			if !applicable(m.mask, isDir, viaParent) {
+				continue
+			}
+			marksMask |= m.mask
+		}
+		eventMask := ev
+		if isDir {
+			eventMask |= fsISDIR
+		}
+		test := eventMask & marksMask &^ ignored
+		if test&allEvents == 0 {
+			continue
+		}
+		if fid[g] {
+			out[g] = test &^ fsOnChild // FAN_EVENT_ON_CHILD is never reported
+		} else {
+			out[g] = test &^ fsEventFlags
+		}
+	}
+	return out
+}

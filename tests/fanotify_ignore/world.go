@@ -1,0 +1,424 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"golang.org/x/sys/unix"
+)
+
+// object is what an event happens on: a regular file inside the watched
+// directory, or a subdirectory of it (events carry FS_ISDIR / FAN_ONDIR).
+type object int
+
+const (
+	objFile object = iota
+	objDir
+)
+
+func (o object) String() string {
+	if o == objDir {
+		return "dir"
+	}
+	return "file"
+}
+
+// groupKind is one class of fanotify group a case runs with.
+type groupKind struct {
+	name   string
+	init   uint
+	fid    bool // reports FID info records instead of an fd (FAN_ONDIR is reported)
+	dirFID bool // FAN_REPORT_DIR_FID: parent fid + name
+}
+
+var (
+	kindNotif      = groupKind{name: "notif", init: unix.FAN_CLASS_NOTIF}
+	kindContent    = groupKind{name: "content", init: unix.FAN_CLASS_CONTENT}
+	kindPreContent = groupKind{name: "pre_content", init: unix.FAN_CLASS_PRE_CONTENT}
+	kindFID        = groupKind{name: "fid", init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, fid: true}
+	kindDFIDName   = groupKind{name: "dfid_name", init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_DFID_NAME, fid: true, dirFID: true}
+)
+
+// allKinds are the group classes every generated case runs at once, each
+// group with the same marks: they must all give the same answer.
+var allKinds = []groupKind{kindNotif, kindContent, kindPreContent, kindFID, kindDFIDName}
+
+// gstate is one open group and the model of its marks.
+type gstate struct {
+	kind  groupKind
+	g     *fanotify.Group
+	marks map[Loc]*mark
+}
+
+// world is one case's tree, actor, groups and mark model. The tree is
+//
+//	<case dir>/dir          the watched directory (parent of both objects)
+//	<case dir>/dir/file     a '#!/bin/sh' script, mode 0755 (the file object)
+//	<case dir>/dir/sub      a subdirectory (the dir object)
+//	<case dir>/sibling      a directory beside dir, with sibling/file in it
+//
+// all made before any mark is placed; every later operation on it is done
+// by the actor.
+type world struct {
+	t       *harness.T
+	root    string
+	dir     string
+	file    string
+	sub     string
+	sibling string
+	pidFile string
+	a       *actor.Actor
+	groups  []*gstate
+}
+
+const fileContent = "#!/bin/sh\n"
+
+func newWorld(t *harness.T) *world {
+	w := &world{t: t, root: t.FS().Root}
+	w.dir = t.Path("dir")
+	w.file = filepath.Join(w.dir, "file")
+	w.sub = filepath.Join(w.dir, "sub")
+	w.sibling = t.Path("sibling")
+	// The exec'd script writes its shell's pid ($$: the pid that called
+	// execve, which is the pid FAN_OPEN_EXEC carries) outside the marked
+	// filesystem, so the pid of an exec event is known exactly.
+	w.pidFile = filepath.Join(t.TempDir(), "exec.pid")
+	script := fileContent + "echo $$ > " + w.pidFile + "\n"
+	for _, d := range []string{w.dir, w.sub, w.sibling} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	for _, f := range []string{w.file, filepath.Join(w.sibling, "file")} {
+		if err := os.WriteFile(f, []byte(script), 0o755); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	w.a = t.Actor()
+	return w
+}
+
+// addGroup opens a group of the given kind; it is closed at the end of the
+// case. Groups are closed concurrently: each close waits for an SRCU grace
+// period (fsnotify_destroy_group), and waiting for them one by one would
+// dominate the run time.
+func (w *world) addGroup(k groupKind) int {
+	t := w.t
+	g, err := fanotify.Init(k.init, unix.O_RDONLY)
+	switch {
+	case errors.Is(err, unix.EPERM):
+		t.Skipf("%v (needs CAP_SYS_ADMIN in the initial user namespace; run as real root)", err)
+	case errors.Is(err, unix.ENOSYS):
+		t.Skipf("%v (kernel built without CONFIG_FANOTIFY)", err)
+	case err != nil:
+		t.Fatalf("group %s: %v", k.name, err)
+	}
+	if len(w.groups) == 0 {
+		t.Cleanup(func() {
+			var wg sync.WaitGroup
+			for _, gs := range w.groups {
+				wg.Add(1)
+				go func() { defer wg.Done(); gs.g.Close() }()
+			}
+			wg.Wait()
+		})
+	}
+	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[Loc]*mark{}})
+	return len(w.groups) - 1
+}
+
+// path is the object a mark at loc names for events on obj.
+func (w *world) path(loc Loc, obj object) string {
+	switch loc {
+	case LocSelf:
+		return w.objPath(obj)
+	case LocParent:
+		return w.dir
+	}
+	return w.root
+}
+
+func (w *world) objPath(obj object) string {
+	if obj == objDir {
+		return w.sub
+	}
+	return w.file
+}
+
+// markCall is one fanotify_mark(FAN_MARK_ADD|flags, mask) of a plan; the
+// location's type flag is added by world.mark.
+type markCall struct {
+	group int
+	loc   Loc
+	flags uint
+	mask  uint32
+}
+
+func (c markCall) String() string {
+	return fmt.Sprintf("g%d %s %s %s", c.group, c.loc, fanotify.MarkFlagsString(c.flags|unix.FAN_MARK_ADD), fanotify.Mask(c.mask))
+}
+
+// mark places a mark and updates the model. It returns the call's error and
+// the errno the model predicts (0: success).
+func (w *world) mark(c markCall, obj object) (error, unix.Errno) {
+	gs := w.groups[c.group]
+	tg := target{loc: c.loc, isDir: c.loc == LocParent || (c.loc == LocSelf && obj == objDir)}
+	nm, want := markAdd(gs.marks[c.loc], c.group, c.flags|c.loc.markFlags(), c.mask, tg, gs.kind.dirFID)
+	err := gs.g.Add(c.loc.markFlags()|c.flags, uint64(c.mask), w.path(c.loc, obj))
+	if want == 0 && err == nil {
+		if nm != nil {
+			gs.marks[c.loc] = nm
+		}
+	}
+	return err, want
+}
+
+// mustMark places a mark that the model says succeeds; any error fails the case.
+func (w *world) mustMark(c markCall, obj object) {
+	w.t.Helper()
+	err, want := w.mark(c, obj)
+	if want != 0 {
+		w.t.Fatalf("plan error: model says %s fails with %s", c, unix.ErrnoName(want))
+	}
+	if err != nil {
+		w.t.Fatalf("%s: %v", c, err)
+	}
+}
+
+// allMarks lists the model marks of every group.
+func (w *world) allMarks() []*mark {
+	var out []*mark
+	for _, gs := range w.groups {
+		for _, l := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+			if m := gs.marks[l]; m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func (w *world) fidGroups() map[int]bool {
+	out := map[int]bool{}
+	for i, gs := range w.groups {
+		out[i] = gs.kind.fid
+	}
+	return out
+}
+
+// Event kinds a case can produce through the actor.
+type evKind struct {
+	name string
+	bit  uint32
+}
+
+var (
+	evOpen       = evKind{"open", unix.FAN_OPEN}
+	evOpenExec   = evKind{"open_exec", unix.FAN_OPEN_EXEC}
+	evAccess     = evKind{"access", unix.FAN_ACCESS}
+	evModify     = evKind{"modify", unix.FAN_MODIFY}
+	evCloseWrite = evKind{"close_write", unix.FAN_CLOSE_WRITE}
+)
+
+// do makes the actor produce ev on obj and returns the pid the event must
+// carry and a description of what was done.
+//   - open: open(O_RDONLY) (O_DIRECTORY for the dir), close
+//   - access: open(O_RDONLY), read, close (fsnotify_access from vfs_read)
+//   - modify / close_write: open(O_WRONLY), write one byte, close
+//     (fsnotify_modify from vfs_write, FS_CLOSE_WRITE from __fput)
+//   - open_exec: execve of the script (FS_OPEN_EXEC from do_open_execat);
+//     the pid is the exec'd child's, read from the file the script writes.
+func (w *world) do(ev evKind, obj object) (int32, string) {
+	t, a, p := w.t, w.a, w.objPath(obj)
+	rel := w.rel(p)
+	switch ev.bit {
+	case unix.FAN_OPEN:
+		flags := unix.O_RDONLY
+		if obj == objDir {
+			flags |= unix.O_DIRECTORY
+		}
+		fd, err := a.Open(p, flags, 0)
+		if err != nil {
+			t.Fatalf("actor open %s: %v", p, err)
+		}
+		if err := a.Close(fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+		return int32(a.Pid()), "actor open+close " + rel
+	case unix.FAN_ACCESS:
+		fd, err := a.Open(p, unix.O_RDONLY, 0)
+		if err != nil {
+			t.Fatalf("actor open %s: %v", p, err)
+		}
+		if b, err := a.Read(fd, 64); err != nil || len(b) == 0 {
+			t.Fatalf("actor read %s: %d bytes, %v", p, len(b), err)
+		}
+		if err := a.Close(fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+		return int32(a.Pid()), "actor open+read+close " + rel
+	case unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE:
+		fd, err := a.Open(p, unix.O_WRONLY, 0)
+		if err != nil {
+			t.Fatalf("actor open %s: %v", p, err)
+		}
+		if n, err := a.Write(fd, []byte(fileContent[:1])); err != nil || n != 1 {
+			t.Fatalf("actor write %s: %d, %v", p, n, err)
+		}
+		if err := a.Close(fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+		return int32(a.Pid()), "actor open(O_WRONLY)+write+close " + rel
+	case unix.FAN_OPEN_EXEC:
+		os.Remove(w.pidFile)
+		st, err := a.Exec(p)
+		if err != nil || st != 0 {
+			t.Fatalf("actor exec %s: status %d, %v", p, st, err)
+		}
+		b, err := os.ReadFile(w.pidFile)
+		if err != nil {
+			t.Fatalf("exec'd script left no pid: %v", err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("exec'd script pid %q: %v", b, err)
+		}
+		return int32(pid), "actor exec " + rel
+	}
+	t.Fatalf("no action for %s", fanotify.Mask(ev.bit))
+	return 0, ""
+}
+
+func (w *world) rel(p string) string {
+	if r, err := filepath.Rel(w.t.Dir(), p); err == nil {
+		return r
+	}
+	return p
+}
+
+// wantEvent is the event group gi must report: mask, the actor's pid, and
+// the fd path or the FID records its class reports (fanotify(7)).
+func (w *world) wantEvent(gi int, mask uint32, obj object, pid int32) fanotify.Event {
+	t := w.t
+	k := w.groups[gi].kind
+	p := w.objPath(obj)
+	e := fanotify.Event{Mask: fanotify.Mask(mask), Pid: pid}
+	if !k.fid {
+		e.Path = p
+		return e
+	}
+	e.Fd = unix.FAN_NOFD
+	var rec fanotify.Info
+	var err error
+	switch {
+	case !k.dirFID:
+		rec, err = fanotify.FIDOf(p)
+	case obj == objDir:
+		// copy_info_records_to_user: with FAN_REPORT_NAME, an event on a
+		// directory itself is reported as DFID_NAME of the directory with name ".".
+		rec, err = fanotify.DFIDNameOf(p, ".")
+	default:
+		rec, err = fanotify.DFIDNameOf(filepath.Dir(p), filepath.Base(p))
+	}
+	if err != nil {
+		t.Fatalf("expected FID: %v", err)
+	}
+	e.Info = []fanotify.Info{rec}
+	return e
+}
+
+// checkGroups drains every group and compares what it got with want (group
+// index -> reported mask; missing: no event).
+func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int32) {
+	for i, gs := range w.groups {
+		got, err := gs.g.Drain()
+		if err != nil {
+			w.t.Fatalf("drain group %d (%s): %v", i, gs.kind.name, err)
+		}
+		var wantEvs []fanotify.Event
+		if m := want[i]; m != 0 {
+			wantEvs = []fanotify.Event{w.wantEvent(i, m, obj, pid)}
+		}
+		expect.Fanotify(w.t, fmt.Sprintf("%s; group %d %s", did, i, fanotify.InitFlagsString(gs.kind.init)), got, wantEvs)
+	}
+}
+
+// kdev is the kernel's encoding of a device number as fdinfo prints it
+// (MKDEV: major << 20 | minor), from a stat(2) st_dev.
+func kdev(dev uint64) uint64 { return uint64(unix.Major(dev))<<20 | uint64(unix.Minor(dev)) }
+
+// markStates reads a group's marks from /proc/self/fdinfo and renders them
+// sorted, one per line: "<loc> mflags=.. mask=.. ignored_mask=..". Only marks
+// on objects this world knows are named by location; others print raw.
+func (w *world) markStates(gi int, obj object) ([]string, error) {
+	ms, err := w.groups[gi].g.Marks()
+	if err != nil {
+		return nil, err
+	}
+	ino := func(p string) uint64 {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil {
+			return 0
+		}
+		return st.Ino
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(w.root, &st); err != nil {
+		return nil, fmt.Errorf("stat %s: %w", w.root, err)
+	}
+	sdev := kdev(st.Dev)
+	var out []string
+	for _, m := range ms {
+		loc := ""
+		switch {
+		case m.Kind == fanotify.InodeMark && m.Ino == ino(w.objPath(obj)) && m.Sdev == sdev:
+			loc = "self"
+		case m.Kind == fanotify.InodeMark && m.Ino == ino(w.dir) && m.Sdev == sdev:
+			loc = "parent"
+		case m.Kind == fanotify.MountMark:
+			loc = "mount"
+		case m.Kind == fanotify.FilesystemMark && m.Sdev == sdev:
+			loc = "fs"
+		default:
+			loc = m.String()
+		}
+		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", loc, m.MFlags, m.Mask, m.IgnoredMask))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// wantStates renders the model's marks of group gi like markStates.
+func (w *world) wantStates(gi int) []string {
+	var out []string
+	for l, m := range w.groups[gi].marks {
+		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.mflags(), fanotify.Mask(m.mask), fanotify.Mask(m.ignore)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkStates compares fdinfo with the model for every group.
+func (w *world) checkStates(when string, obj object) {
+	for gi := range w.groups {
+		got, err := w.markStates(gi, obj)
+		if err != nil {
+			w.t.Fatalf("fdinfo: %v", err)
+		}
+		want := w.wantStates(gi)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			w.t.Errorf("fdinfo marks of group %d (%s) %s differ from the model\n  want: %s\n  got:  %s",
+				gi, w.groups[gi].kind.name, when, strings.Join(want, "\n        "), strings.Join(got, "\n        "))
+		}
+	}
+}
