@@ -27,8 +27,12 @@ func (r *Report) WriteSummary(w io.Writer) {
 			cases[s] += n
 		}
 	}
-	fmt.Fprintf(w, "\nfsnsuite: %d binaries: %d passed, %d failed, %d skipped in %s\n",
-		len(r.Outcomes), bPass, bFail, bSkip, r.Elapsed.Round(100*time.Millisecond))
+	noun := "binaries"
+	if len(r.Outcomes) == 1 {
+		noun = "binary"
+	}
+	fmt.Fprintf(w, "\nfsnsuite: %d %s: %d passed, %d failed, %d skipped in %s\n",
+		len(r.Outcomes), noun, bPass, bFail, bSkip, r.Elapsed.Round(100*time.Millisecond))
 	var parts []string
 	for s := tap.StatusPass; s <= tap.StatusMissing; s++ {
 		if cases[s] > 0 {

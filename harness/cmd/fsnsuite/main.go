@@ -209,7 +209,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		resDir = os.Getenv("FSNSUITE_RESULTS_DIR")
 	}
 	if resDir == "" {
-		resDir = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+		resDir = newResultsDir()
 	}
 	rep, err := runner.Run(ctx, bins, runner.Options{
 		Timeout:    *timeout,
@@ -252,7 +252,7 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 	}
 	req.ResultsDir = results
 	if req.ResultsDir == "" {
-		req.ResultsDir = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+		req.ResultsDir = newResultsDir()
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if !vmFlags[fl.Name] && fl.Name != "perf" {
@@ -274,6 +274,18 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
 	}
 	return code
+}
+
+// newResultsDir names a fresh ./results/<UTC timestamp>[-N] directory.
+func newResultsDir() string {
+	base := filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+	dir := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			return dir
+		}
+		dir = fmt.Sprintf("%s-%d", base, n)
+	}
 }
 
 // parseMiB reads "2048", "512M" or "2G" as MiB.

@@ -89,7 +89,7 @@ func TestPassThrough(t *testing.T) {
 	code := run([]string{"-dir", dir, "-results", res, "-run", "inotify", "-case", "x"}, &out, &errb)
 	assert.Equal(t, code, 0, errb.String())
 	assert.Assert(t, is.Contains(out.String(), "    # args: -run x\n"))
-	assert.Assert(t, is.Contains(errb.String(), "fsnsuite: 1 binaries: 1 passed, 0 failed, 0 skipped"))
+	assert.Assert(t, is.Contains(errb.String(), "fsnsuite: 1 binary: 1 passed, 0 failed, 0 skipped"))
 	for _, f := range []string{"results.tap", "results.json", "junit.xml", "summary.txt", "logs/inotify_basic.stdout"} {
 		_, err := os.Stat(filepath.Join(res, f))
 		assert.Check(t, err)
