@@ -150,6 +150,8 @@ type Result struct {
 	SpinPerOp  int                `json:"spin_per_op,omitempty"`
 	SpinNs     float64            `json:"spin_ns_per_iter,omitempty"`
 	OpsPerRun  int                `json:"ops_per_run"`
+	Chunks     int                `json:"chunks"`
+	Interleave string             `json:"interleave"` // "chunk" or "run"
 	Blocks     int                `json:"blocks"`
 	Seconds    float64            `json:"seconds"`
 	Confidence float64            `json:"confidence"`
@@ -249,8 +251,14 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 		chunks = DefaultChunks
 	}
 	n = max(chunks, n/chunks*chunks)
-	res.OpsPerRun = n
-	m := &meter{n: n, chunks: chunks, latency: e.Latency, run: &Run{}, chunkNs: make([]int64, chunks)}
+	res.OpsPerRun, res.Chunks = n, chunks
+	m := &meter{n: n, chunks: chunks, latency: e.Latency, run: &Run{}, chunkNs: make([]int64, chunks),
+		fineNs: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
+	m.fineMode = !e.Latency && base.Before == nil && base.After == nil && cond.Before == nil && cond.After == nil
+	res.Interleave = "run"
+	if m.fineMode {
+		res.Interleave = "chunk"
+	}
 	if e.Latency {
 		m.run.Lat = make([]int64, n)
 		m.scratch = make([]int64, n)
@@ -307,10 +315,18 @@ type meter struct {
 	run     *Run
 	scratch []int64
 	chunkNs []int64
+	fineNs  [2][]int64 // chunk times of each condition in a chunk-interleaved block
+	// fineMode interleaves the conditions chunk by chunk (throughput experiments
+	// whose conditions need no Before/After), else run by run.
+	fineMode bool
 }
 
-// block runs one A B B A (even b) or B A A B (odd b) block and returns its 4 records.
+// block runs one A B B A (even b) or B A A B (odd b) block and returns its records:
+// 4 runs, or 2 in chunk-interleaved mode.
 func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
+	if m.fineMode {
+		return m.fine(conds, spins, b)
+	}
 	order := [4]int{0, 1, 1, 0}
 	if b%2 == 1 {
 		order = [4]int{1, 0, 0, 1}
@@ -323,6 +339,50 @@ func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, er
 		}
 		rec.Block, rec.Pos = b, pos
 		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// fine runs one block interleaved chunk by chunk: 2·chunks timed chunks of
+// n/chunks operations in the order A B B A A B B A ... (B A A B ... for odd b), so
+// the two conditions are never more than a chunk apart in time and a change of load
+// on the machine hits both alike. Each condition's value is its median chunk. An
+// untimed chunk of each condition comes first.
+func (m *meter) fine(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
+	per := m.n / m.chunks
+	r := m.run
+	r.N = per
+	for ci := range conds {
+		r.Spin = spins[ci]
+		if err := conds[ci].Run(r); err != nil {
+			return nil, fmt.Errorf("%s: %w", conds[ci].Name, err)
+		}
+	}
+	first := b % 2
+	var idx [2]int
+	var tot [2]int64
+	t0 := Now()
+	for j := 0; j < 2*m.chunks; j++ {
+		ci := first
+		if j%4 == 1 || j%4 == 2 {
+			ci = 1 - first
+		}
+		r.Spin = spins[ci]
+		if err := conds[ci].Run(r); err != nil {
+			return nil, fmt.Errorf("%s: %w", conds[ci].Name, err)
+		}
+		t1 := Now()
+		m.fineNs[ci][idx[ci]] = t1 - t0
+		tot[ci] += t1 - t0
+		idx[ci]++
+		t0 = t1
+	}
+	recs := make([]RunRecord, 0, 2)
+	for pos, ci := range [2]int{first, 1 - first} {
+		ns := m.fineNs[ci]
+		slices.Sort(ns)
+		recs = append(recs, RunRecord{Block: b, Pos: pos, Cond: conds[ci].Name, N: m.n, Ns: tot[ci],
+			Values: map[string]float64{NsPerOp: float64(ns[(len(ns)-1)/2]) / float64(per)}})
 	}
 	return recs, nil
 }
@@ -551,8 +611,12 @@ func (r *Result) Figures() []string {
 		l += fmt.Sprintf("  U-test p=%.3g", s.UTestP)
 		lines = append(lines, l)
 	}
-	lines = append(lines, fmt.Sprintf("%.3g%% intervals; %d blocks (A B B A / B A A B) of %d ops per run; %.1f s; worker cpu %d, helper cpu %d; profile %s",
-		100*r.Confidence, r.Blocks, r.OpsPerRun, r.Seconds, r.CPU.Worker, r.CPU.Helper, r.Profile))
+	how := fmt.Sprintf("runs of %d ops interleaved A B B A / B A A B", r.OpsPerRun)
+	if r.Interleave == "chunk" {
+		how = fmt.Sprintf("%d+%d ops interleaved A B B A / B A A B in chunks of %d", r.OpsPerRun, r.OpsPerRun, r.OpsPerRun/max(1, r.Chunks))
+	}
+	lines = append(lines, fmt.Sprintf("%.3g%% intervals; %d blocks of %s; %.1f s; worker cpu %d, helper cpu %d; profile %s",
+		100*r.Confidence, r.Blocks, how, r.Seconds, r.CPU.Worker, r.CPU.Helper, r.Profile))
 	if r.ClockNs > 0 {
 		lines = append(lines, fmt.Sprintf("per-op latencies include one clock read (%.0f ns each, measured)", r.ClockNs))
 	}
