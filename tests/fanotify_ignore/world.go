@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
@@ -73,18 +72,34 @@ type world struct {
 	t       *harness.T
 	root    string
 	dir     string
+	actorCh chan actorResult
 	file    string
 	sub     string
 	sibling string
 	pidFile string
-	a       *actor.Actor
+	a       *actor.Actor // set by actor()
 	groups  []*gstate
 }
 
 const fileContent = "#!/bin/sh\n"
 
 func newWorld(t *harness.T) *world {
-	w := &world{t: t, root: t.FS().Root}
+	w := &world{t: t, root: t.FS().Root, actorCh: make(chan actorResult, 1)}
+	// The actor (a re-exec of this binary) starts while the tree and the
+	// marks are made: it touches nothing until it is asked to.
+	go func() {
+		a, err := actor.Start()
+		w.actorCh <- actorResult{a, err}
+	}()
+	t.Cleanup(func() {
+		if w.a == nil {
+			if r := <-w.actorCh; r.a != nil {
+				r.a.Kill()
+			}
+			return
+		}
+		w.a.Kill()
+	})
 	w.dir = t.Path("dir")
 	w.file = filepath.Join(w.dir, "file")
 	w.sub = filepath.Join(w.dir, "sub")
@@ -104,14 +119,34 @@ func newWorld(t *harness.T) *world {
 			t.Fatalf("setup: %v", err)
 		}
 	}
-	w.a = t.Actor()
 	return w
 }
 
+type actorResult struct {
+	a   *actor.Actor
+	err error
+}
+
+// actor returns the case's actor, waiting for it to have started.
+func (w *world) actor() *actor.Actor {
+	if w.a == nil {
+		r := <-w.actorCh
+		if r.err != nil {
+			w.t.Fatalf("%v", r.err)
+		}
+		w.a = r.a
+	}
+	return w.a
+}
+
 // addGroup opens a group of the given kind; it is closed at the end of the
-// case. Groups are closed concurrently: each close waits for an SRCU grace
-// period (fsnotify_destroy_group), and waiting for them one by one would
-// dominate the run time.
+// case. Closing a group waits for the mark reaper (fsnotify_destroy_group ->
+// fsnotify_wait_marks_destroyed, an SRCU grace period), which would dominate
+// the run time of this many small cases. So at the end of the case every
+// mark of every group is first removed synchronously with FAN_MARK_FLUSH
+// (fsnotify_clear_marks_by_group detaches them from their objects and
+// recomputes the objects' masks before the call returns); only the closing
+// of the then markless, unreadable fds is left to finish in the background.
 func (w *world) addGroup(k groupKind) int {
 	t := w.t
 	g, err := fanotify.Init(k.init, unix.O_RDONLY)
@@ -125,12 +160,14 @@ func (w *world) addGroup(k groupKind) int {
 	}
 	if len(w.groups) == 0 {
 		t.Cleanup(func() {
-			var wg sync.WaitGroup
 			for _, gs := range w.groups {
-				wg.Add(1)
-				go func() { defer wg.Done(); gs.g.Close() }()
+				for _, typ := range []uint{0, unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM} {
+					if err := gs.g.Mark(unix.FAN_MARK_FLUSH|typ, 0, unix.AT_FDCWD, ""); err != nil {
+						t.Errorf("cleanup: %v", err)
+					}
+				}
+				go gs.g.Close()
 			}
-			wg.Wait()
 		})
 	}
 	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[Loc]*mark{}})
@@ -239,7 +276,7 @@ var (
 //   - open_exec: execve of the script (FS_OPEN_EXEC from do_open_execat);
 //     the pid is the exec'd child's, read from the file the script writes.
 func (w *world) do(ev evKind, obj object) (int32, string) {
-	t, a, p := w.t, w.a, w.objPath(obj)
+	t, a, p := w.t, w.actor(), w.objPath(obj)
 	rel := w.rel(p)
 	switch ev.bit {
 	case unix.FAN_OPEN:
