@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// crew runs one job on several OS threads at once: the calling (measuring) thread
+// is member 0, members 1..n-1 are goroutines locked to their own OS threads and
+// pinned to CPUs. A run is released through a futex word and its end is signalled
+// through another, so nothing in a run allocates, logs or uses a channel. The
+// engine (harness/perf) pins and times the calling thread only; the crew is what
+// lets one timed run span N clients.
+type crew struct {
+	n    int
+	job  func(id int) unix.Errno
+	errs []atomic.Uint32 // errno of each member's last run
+
+	gen  atomic.Uint32 // futex word: bumped to release a run
+	left atomic.Int32  // members 1..n-1 still working in this run
+	done atomic.Uint32 // futex word: 1 once the last of them finished
+	quit atomic.Bool
+	wg   sync.WaitGroup
+}
+
+// newCrew starts members 1..n-1, member i pinned to cpus[i%len(cpus)], each
+// running job(i) once per run. job must not allocate, log, or block on Go
+// primitives. Stop the crew with stop.
+func newCrew(n int, cpus []int, job func(id int) unix.Errno) (*crew, error) {
+	c := &crew{n: n, job: job, errs: make([]atomic.Uint32, n)}
+	started := make(chan error, n)
+	for i := 1; i < n; i++ {
+		c.wg.Add(1)
+		go c.member(i, cpus[i%len(cpus)], started)
+	}
+	var first error
+	for i := 1; i < n; i++ {
+		if err := <-started; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		c.stop()
+		return nil, first
+	}
+	return c, nil
+}
+
+func (c *crew) member(id, cpu int, started chan<- error) {
+	defer c.wg.Done()
+	// The goroutine never unlocks: its thread exits with it, so a pinned thread is
+	// never handed back to the Go scheduler.
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		started <- fmt.Errorf("crew member %d: sched_setaffinity(cpu %d): %w", id, cpu, err)
+		return
+	}
+	seen := c.gen.Load()
+	started <- nil
+	for {
+		for c.gen.Load() == seen {
+			futexWait(&c.gen, seen)
+		}
+		seen = c.gen.Load()
+		if c.quit.Load() {
+			return
+		}
+		c.errs[id].Store(uint32(c.job(id)))
+		if c.left.Add(-1) == 0 {
+			c.done.Store(1)
+			futexWake(&c.done)
+		}
+	}
+}
+
+// run performs one run: it releases members 1..n-1, runs job(0) on the calling
+// thread, and waits for all of them. It returns the first member's error.
+func (c *crew) run() error {
+	if c.n > 1 {
+		c.left.Store(int32(c.n - 1))
+		c.done.Store(0)
+		c.gen.Add(1)
+		futexWake(&c.gen)
+	}
+	c.errs[0].Store(uint32(c.job(0)))
+	if c.n > 1 {
+		for c.done.Load() == 0 {
+			futexWait(&c.done, 0)
+		}
+	}
+	for i := range c.errs {
+		if e := c.errs[i].Load(); e != 0 {
+			return fmt.Errorf("client %d: %w", i, unix.Errno(e))
+		}
+	}
+	return nil
+}
+
+// stop ends the members and waits for their threads to exit.
+func (c *crew) stop() {
+	c.quit.Store(true)
+	c.gen.Add(1)
+	futexWake(&c.gen)
+	c.wg.Wait()
+}
+
+// futex(2) operations (linux/futex.h: FUTEX_WAIT 0, FUTEX_WAKE 1, FUTEX_PRIVATE_FLAG 128).
+const (
+	futexWaitPrivate = 0 | 128
+	futexWakePrivate = 1 | 128
+)
+
+// futexWait sleeps while *w == val (FUTEX_WAIT_PRIVATE; spurious wake-ups are
+// handled by the callers' loops).
+func futexWait(w *atomic.Uint32, val uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWaitPrivate,
+		uintptr(val), 0, 0, 0)
+}
+
+// futexWake wakes every thread sleeping on w.
+func futexWake(w *atomic.Uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWakePrivate,
+		uintptr(1<<30), 0, 0, 0)
+}
+
+// cpuOrder returns the allowed CPUs starting with the engine's worker CPU, then its
+// helper CPU, then the rest: client i runs on cpuOrder[i%len].
+func cpuOrder(worker, helper int, allowed []int) []int {
+	out := []int{worker}
+	if helper != worker {
+		out = append(out, helper)
+	}
+	for _, c := range allowed {
+		if c != worker && c != helper {
+			out = append(out, c)
+		}
+	}
+	return out
+}
