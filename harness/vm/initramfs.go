@@ -183,6 +183,7 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 		if err != nil {
 			return "", nil, err
 		}
+		cfg.modVersion = tree.version
 		order, notFound := tree.resolve(cfg.LoadModules)
 		if len(notFound) > 0 {
 			cfg.progressf("warning: modules not in %s nor built in: %s", tree.dir, strings.Join(notFound, " "))

@@ -351,6 +351,9 @@ func (m *monitor) outLine(s string) error {
 		case "init":
 			m.started = true
 			m.cfg.progressf("%s guest /init started (kernel %s)", m.elapsed(), strings.Join(f[1:], ", CPUs "))
+			if len(f) > 1 && m.cfg.modVersion != "" && f[1] != m.cfg.modVersion {
+				m.cfg.progressf("warning: the modules are for %s but the kernel is %s: they will not load", m.cfg.modVersion, f[1])
+			}
 		case "config":
 		case "lacks":
 			for _, o := range f[1:] {
@@ -403,7 +406,7 @@ func (m *monitor) progressTAP(s string) {
 		return
 	}
 	switch {
-	case strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok ") || strings.HasPrefix(s, "1.."):
+	case strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok "):
 		m.cfg.progressf("%s %s", m.elapsed(), s)
 	case strings.HasPrefix(s, "Bail out!"):
 		m.cfg.progressf("%s %s", m.elapsed(), s)

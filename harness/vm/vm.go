@@ -115,6 +115,8 @@ type Config struct {
 	WorkDir string
 	// ExtraAppend is appended to the kernel command line.
 	ExtraAppend string
+
+	modVersion string // version of the module tree put in the guest
 }
 
 // DefaultIsPerf reports binaries named perf_*, *_perf or *_bench as perf
