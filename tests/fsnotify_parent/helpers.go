@@ -1,0 +1,328 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"golang.org/x/sys/unix"
+)
+
+// quiet is how long a case listens for a late event at its end. Every event
+// checked here is queued before the syscall that caused it returns (fsnotify()
+// calls the backend's handler synchronously), so steps only drain; the final
+// window only guards against an event the kernel should never have made.
+const quiet = 30 * time.Millisecond
+
+// pair builds the .inotify and .fanotify variants of one case.
+func pair(name, inDoc string, inRun func(*harness.T), fanDoc string, fanRun func(*harness.T)) []harness.Case {
+	return []harness.Case{
+		{Name: name + ".inotify", Doc: inDoc, Run: inRun},
+		{Name: name + ".fanotify", Doc: fanDoc, Needs: []*feature.Feature{feature.ReportDFIDName}, Run: fanRun},
+	}
+}
+
+// env is one case's world: the watched directory w and the unwatched
+// directory u under the case directory, an actor that performs every
+// operation meant to produce events, and the history of what was done (printed
+// with a mismatch).
+type env struct {
+	t    *harness.T
+	a    *actor.Actor
+	root string
+	w, u string
+	hist []string
+}
+
+func newEnv(t *harness.T) *env {
+	e := &env{t: t, root: t.Dir(), w: t.Path("w"), u: t.Path("u")}
+	for _, d := range []string{e.w, e.u} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatalf("setup: mkdir %s: %v", d, err)
+		}
+	}
+	e.a = t.Actor()
+	return e
+}
+
+// rel names a path relative to the case directory, for reports.
+func (e *env) rel(p string) string {
+	if r, err := filepath.Rel(e.root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+func (e *env) did(format string, args ...any) { e.hist = append(e.hist, fmt.Sprintf(format, args...)) }
+
+// history is what was done, the last histLen steps of it.
+func (e *env) history() string {
+	h := e.hist
+	if len(h) > histLen {
+		h = append([]string{fmt.Sprintf("(%d earlier steps)", len(h)-histLen)}, h[len(h)-histLen:]...)
+	}
+	return strings.Join(h, "; ")
+}
+
+const histLen = 16
+
+// file makes dir/name with content in setup (by the test process, before any
+// mark) and stats it so that its dentry is in the dcache.
+func (e *env) file(dir, name, content string) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatalf("setup: %v", err)
+	}
+	e.cache(p)
+	return p
+}
+
+// cache stats p so that its dentry is cached (setup only).
+func (e *env) cache(p string) {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		e.t.Fatalf("setup: stat %s: %v", p, err)
+	}
+}
+
+// Actor operations: each one records itself in the history and fails the case
+// on an unexpected error.
+
+func (e *env) open(p string, flags int) int {
+	fd, err := e.a.Open(p, flags, 0o644)
+	if err != nil {
+		e.t.Fatalf("actor open %s (%#x): %v [after: %s]", e.rel(p), flags, err, e.history())
+	}
+	e.did("actor open %s %s = fd %d", e.rel(p), openFlags(flags), fd)
+	return fd
+}
+
+func (e *env) write(fd int) {
+	if n, err := e.a.Write(fd, []byte("x")); err != nil || n != 1 {
+		e.t.Fatalf("actor write fd %d: n=%d err=%v [after: %s]", fd, n, err, e.history())
+	}
+	e.did("actor write 1 byte to fd %d", fd)
+}
+
+func (e *env) read(fd int) {
+	data, err := e.a.Read(fd, 1)
+	if err != nil || len(data) != 1 {
+		e.t.Fatalf("actor read fd %d: %d bytes, err=%v [after: %s]", fd, len(data), err, e.history())
+	}
+	e.did("actor read 1 byte from fd %d", fd)
+}
+
+func (e *env) close(fd int) {
+	if err := e.a.Close(fd); err != nil {
+		e.t.Fatalf("actor close fd %d: %v [after: %s]", fd, err, e.history())
+	}
+	e.did("actor close fd %d", fd)
+}
+
+func (e *env) rename(from, to string) {
+	if err := e.a.Rename(from, to); err != nil {
+		e.t.Fatalf("actor rename %s %s: %v [after: %s]", e.rel(from), e.rel(to), err, e.history())
+	}
+	e.did("actor rename %s -> %s", e.rel(from), e.rel(to))
+}
+
+func (e *env) unlink(p string) {
+	if err := e.a.Unlink(p); err != nil {
+		e.t.Fatalf("actor unlink %s: %v [after: %s]", e.rel(p), err, e.history())
+	}
+	e.did("actor unlink %s", e.rel(p))
+}
+
+func (e *env) mkdir(p string) {
+	if err := e.a.Mkdir(p, 0o755); err != nil {
+		e.t.Fatalf("actor mkdir %s: %v [after: %s]", e.rel(p), err, e.history())
+	}
+	e.did("actor mkdir %s", e.rel(p))
+}
+
+func (e *env) chmod(p string, mode uint32) {
+	if err := e.a.Chmod(p, mode); err != nil {
+		e.t.Fatalf("actor chmod %s: %v [after: %s]", e.rel(p), err, e.history())
+	}
+	e.did("actor chmod %s %o", e.rel(p), mode)
+}
+
+// openFlags renders open(2) flags for the history.
+func openFlags(f int) string {
+	var parts []string
+	switch f & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		parts = append(parts, "O_RDONLY")
+	case unix.O_WRONLY:
+		parts = append(parts, "O_WRONLY")
+	case unix.O_RDWR:
+		parts = append(parts, "O_RDWR")
+	}
+	if f&unix.O_CREAT != 0 {
+		parts = append(parts, "O_CREAT")
+	}
+	if f&unix.O_DIRECTORY != 0 {
+		parts = append(parts, "O_DIRECTORY")
+	}
+	return strings.Join(parts, "|")
+}
+
+// ---- inotify ----
+
+// inL is an inotify instance whose events are checked step by step.
+type inL struct {
+	e  *env
+	in *inotify.Instance
+}
+
+func (e *env) inotify() *inL { return &inL{e: e, in: e.t.Inotify(0)} }
+
+func (l *inL) watch(p string, mask uint32) int32 {
+	wd, err := l.in.AddWatch(p, mask)
+	if err != nil {
+		l.e.t.Fatalf("%v [after: %s]", err, l.e.history())
+	}
+	l.e.did("inotify_add_watch %s %s = wd %d", l.e.rel(p), inotify.Mask(mask), wd)
+	return wd
+}
+
+func (l *inL) rm(wd int32) {
+	if err := l.in.RmWatch(wd); err != nil {
+		l.e.t.Fatalf("%v [after: %s]", err, l.e.history())
+	}
+	l.e.did("inotify_rm_watch wd %d", wd)
+}
+
+// check drains what the last operation queued and compares it, in order,
+// with want.
+func (l *inL) check(want ...inotify.Event) {
+	got, err := l.in.Drain()
+	if err != nil {
+		l.e.t.Fatalf("inotify drain: %v [after: %s]", err, l.e.history())
+	}
+	expect.Inotify(l.e.t, l.e.history(), got, want)
+}
+
+// quiet checks that nothing at all arrives in the final window.
+func (l *inL) quiet() {
+	got, err := l.in.Collect(quiet)
+	if err != nil {
+		l.e.t.Fatalf("inotify collect: %v", err)
+	}
+	expect.Inotify(l.e.t, l.e.history()+"; then waited "+quiet.String(), got, nil)
+}
+
+func iev(wd int32, mask uint32, name string) inotify.Event {
+	return inotify.Event{Wd: wd, Mask: inotify.Mask(mask), Name: name}
+}
+
+// ievc is iev with a rename cookie written as its pairing number (see
+// expect.NormalizeCookies).
+func ievc(wd int32, mask uint32, name string, cookie uint32) inotify.Event {
+	return inotify.Event{Wd: wd, Mask: inotify.Mask(mask), Name: name, Cookie: cookie}
+}
+
+// ---- fanotify ----
+
+// fanFlags is the reporting mode of the fanotify groups here: FAN_REPORT_FID |
+// FAN_REPORT_DFID_NAME, so that every child event carries the parent's
+// handle and the child's name (the subject of this binary) plus the child's
+// own FID (fanotify_init(2) FAN_REPORT_NAME, FAN_REPORT_DIR_FID).
+const fanFlags = unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID | unix.FAN_REPORT_DFID_NAME
+
+// fanL is a fanotify group whose events are checked step by step.
+type fanL struct {
+	e    *env
+	g    *fanotify.Group
+	name string
+}
+
+func (e *env) fanotify(name string) *fanL {
+	return &fanL{e: e, g: e.t.Fanotify(fanFlags, unix.O_RDONLY), name: name}
+}
+
+func (l *fanL) mark(flags uint, mask uint64, p string) {
+	if err := l.g.Add(flags, mask, p); err != nil {
+		l.e.t.Fatalf("group %s: %v [after: %s]", l.name, err, l.e.history())
+	}
+	l.e.did("group %s: mark add %s %s %s", l.name, markKind(flags), l.e.rel(p), fanotify.Mask(mask))
+}
+
+func (l *fanL) unmark(flags uint, mask uint64, p string) {
+	if err := l.g.Remove(flags, mask, p); err != nil {
+		l.e.t.Fatalf("group %s: %v [after: %s]", l.name, err, l.e.history())
+	}
+	l.e.did("group %s: mark remove %s %s %s", l.name, markKind(flags), l.e.rel(p), fanotify.Mask(mask))
+}
+
+func markKind(flags uint) string {
+	switch {
+	case flags&unix.FAN_MARK_FILESYSTEM == unix.FAN_MARK_FILESYSTEM:
+		return "filesystem"
+	case flags&unix.FAN_MARK_MOUNT != 0:
+		return "mount"
+	}
+	return "inode"
+}
+
+func (l *fanL) check(want ...fanotify.Event) {
+	got, err := l.g.Drain()
+	if err != nil {
+		l.e.t.Fatalf("group %s drain: %v [after: %s]", l.name, err, l.e.history())
+	}
+	expect.Fanotify(l.e.t, "group "+l.name+": "+l.e.history(), got, want)
+}
+
+func (l *fanL) quiet() {
+	got, err := l.g.Collect(quiet)
+	if err != nil {
+		l.e.t.Fatalf("group %s collect: %v", l.name, err)
+	}
+	expect.Fanotify(l.e.t, "group "+l.name+": "+l.e.history()+"; then waited "+quiet.String(), got, nil)
+}
+
+// fev is an event the actor caused, with the given info records.
+func (e *env) fev(mask uint64, info ...fanotify.Info) fanotify.Event {
+	return fanotify.Event{Mask: fanotify.Mask(mask), Pid: int32(e.a.Pid()), Info: info}
+}
+
+// dname is the DFID_NAME record of entry name in directory dir.
+func (e *env) dname(dir, name string) fanotify.Info {
+	i, err := fanotify.DFIDNameOf(dir, name)
+	if err != nil {
+		e.t.Fatalf("expected record: %v", err)
+	}
+	return i
+}
+
+// fid is the FID record of p (computed in setup or after the events, never
+// between marking and the operations under test when it could change the
+// dcache state the case is about).
+func (e *env) fid(p string) fanotify.Info {
+	i, err := fanotify.FIDOf(p)
+	if err != nil {
+		e.t.Fatalf("expected record: %v", err)
+	}
+	return i
+}
+
+// child is the pair of records a FAN_REPORT_FID|FAN_REPORT_DFID_NAME group
+// gets for an event on a non-directory with a parent: DFID_NAME(parent, name)
+// then FID(object) (fanotify_init(2) FAN_REPORT_NAME; fanotify(7) "info
+// records order": fs/notify/fanotify/fanotify_user.c copy_info_records).
+func (e *env) child(dir, name string, fid fanotify.Info) []fanotify.Info {
+	return []fanotify.Info{e.dname(dir, name), fid}
+}
+
+// fanEventPid is an event caused by process pid.
+func fanEventPid(mask uint64, pid int, info ...fanotify.Info) fanotify.Event {
+	return fanotify.Event{Mask: fanotify.Mask(mask), Pid: int32(pid), Info: info}
+}
