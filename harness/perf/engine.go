@@ -61,7 +61,8 @@ type Experiment struct {
 	// Suite is the binary's name (perf_modify_overhead); Name is the case name.
 	Suite, Name string
 	Base, Cond  Condition
-	// OpsPerRun is the number of operations in one timed run in the quick profile.
+	// OpsPerRun is the number of operations of each condition in one block in the
+	// quick profile (-profile full multiplies it).
 	OpsPerRun int
 	// Latency: the conditions record per-operation latencies in Run.Lat, and the
 	// P50, P99 and OpsPerSec metrics are computed from them.
@@ -70,9 +71,8 @@ type Experiment struct {
 	// FSPath is a path on the filesystem under test, used to look for other
 	// processes' fsnotify marks on it (recorded in the environment).
 	FSPath string
-	// Chunks splits each timed run of a throughput experiment into this many timed
-	// chunks (default DefaultChunks); the run's ns/op is the median chunk's. Latency
-	// experiments use one chunk.
+	// Chunks is the number of timed chunks each condition gets in a block (default
+	// DefaultChunks); the conditions alternate chunk by chunk.
 	Chunks int
 	// Helper, if set, is started on the helper CPU before the first run (a listener
 	// draining events) and stopped by calling the returned function after the last.
@@ -115,13 +115,14 @@ func (v *Verdict) UnmarshalText(b []byte) error {
 	return fmt.Errorf("unknown verdict %q", b)
 }
 
-// RunRecord is one timed run: every sample the engine takes is kept.
+// RunRecord is what one condition measured in one block (its chunks interleaved
+// with the other condition's): every sample the engine takes is kept.
 type RunRecord struct {
 	Block int    `json:"block"`
-	Pos   int    `json:"pos"` // position 0..3 in its A B B A block
+	Pos   int    `json:"pos"` // 0 if the condition led the block, 1 if it followed
 	Cond  string `json:"cond"`
 	N     int    `json:"n"`
-	Ns    int64  `json:"ns"` // wall time of the timed run (all chunks)
+	Ns    int64  `json:"ns"` // summed time of its timed chunks
 	// Values holds the run's metrics (NsPerOp always; P50, P99, OpsPerSec for
 	// latency experiments).
 	Values map[string]float64 `json:"values"`
@@ -149,9 +150,8 @@ type Result struct {
 	Inject     float64            `json:"inject,omitempty"`
 	SpinPerOp  int                `json:"spin_per_op,omitempty"`
 	SpinNs     float64            `json:"spin_ns_per_iter,omitempty"`
-	OpsPerRun  int                `json:"ops_per_run"`
+	OpsPerRun  int                `json:"ops_per_run"` // operations per condition per block
 	Chunks     int                `json:"chunks"`
-	Interleave string             `json:"interleave"` // "chunk" or "run"
 	Blocks     int                `json:"blocks"`
 	Seconds    float64            `json:"seconds"`
 	Confidence float64            `json:"confidence"`
@@ -164,7 +164,7 @@ type Result struct {
 	Runs       []RunRecord        `json:"runs"`
 }
 
-// DefaultChunks is the number of timed chunks in a run of a throughput experiment.
+// DefaultChunks is the number of timed chunks of each condition in a block.
 const DefaultChunks = 16
 
 // SelfCheckConfidence is the confidence of the difference test of -aa and -inject.
@@ -244,24 +244,13 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 	runtime.GC()
 
 	chunks := e.Chunks
-	switch {
-	case e.Latency:
-		chunks = 1 // per-operation latencies are robust already
-	case chunks <= 0:
+	if chunks <= 0 {
 		chunks = DefaultChunks
 	}
 	n = max(chunks, n/chunks*chunks)
 	res.OpsPerRun, res.Chunks = n, chunks
-	m := &meter{n: n, chunks: chunks, latency: e.Latency, run: &Run{}, chunkNs: make([]int64, chunks),
-		fineNs: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
-	m.fineMode = !e.Latency && base.Before == nil && base.After == nil && cond.Before == nil && cond.After == nil
-	res.Interleave = "run"
-	if m.fineMode {
-		res.Interleave = "chunk"
-	}
+	m := newMeter(n, chunks, e.Latency)
 	if e.Latency {
-		m.run.Lat = make([]int64, n)
-		m.scratch = make([]int64, n)
 		res.ClockNs = ClockCost()
 	}
 	conds := [2]*Condition{&base, &cond}
@@ -309,145 +298,124 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 }
 
 type meter struct {
-	n       int // operations per timed run, a multiple of chunks
+	n       int // operations per condition per block, a multiple of chunks
 	chunks  int
+	per     int // operations per chunk
 	latency bool
 	run     *Run
-	scratch []int64
-	chunkNs []int64
-	fineNs  [2][]int64 // chunk times of each condition in a chunk-interleaved block
-	// fineMode interleaves the conditions chunk by chunk (throughput experiments
-	// whose conditions need no Before/After), else run by run.
-	fineMode bool
+	warmLat []int64    // latencies of untimed operations, discarded
+	ns      [2][]int64 // chunk times of each condition in the current block
+	lat     [2][]int64 // per-operation latencies of each condition in the block
 }
 
-// block runs one A B B A (even b) or B A A B (odd b) block and returns its records:
-// 4 runs, or 2 in chunk-interleaved mode.
-func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
-	if m.fineMode {
-		return m.fine(conds, spins, b)
-	}
-	order := [4]int{0, 1, 1, 0}
-	if b%2 == 1 {
-		order = [4]int{1, 0, 0, 1}
-	}
-	recs := make([]RunRecord, 0, 4)
-	for pos, ci := range order {
-		rec, err := m.one(conds[ci], spins[ci])
-		if err != nil {
-			return nil, err
+func newMeter(n, chunks int, latency bool) *meter {
+	m := &meter{n: n, chunks: chunks, per: n / chunks, latency: latency, run: &Run{}}
+	for i := range m.ns {
+		m.ns[i] = make([]int64, chunks)
+		if latency {
+			m.lat[i] = make([]int64, n)
 		}
-		rec.Block, rec.Pos = b, pos
+	}
+	if latency {
+		m.warmLat = make([]int64, m.per)
+	}
+	return m
+}
+
+// block runs one block: 2·chunks timed chunks of n/chunks operations in the order
+// A B B A A B B A ... (B A A B B A A B ... for odd b), so the two conditions are never
+// more than a chunk apart in time and a change of load on the machine hits both
+// alike, and a linear drift cancels within every four chunks. Before and After run
+// around each chunk of their condition, untimed, and a condition that has them gets
+// an untimed tenth-size warm-up after Before (the setting changed under it). The
+// first chunk of each condition in a block is preceded by an untimed one.
+//
+// It returns one record per condition: ns/op is its median chunk time per operation
+// (a preemption that hits a chunk does not move it); with latencies, p50 and p99 are
+// over all its operations in the block and ops/s is operations over the summed chunk
+// times.
+func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
+	r := m.run
+	first := b % 2
+	var idx [2]int
+	var tot [2]int64
+	for j := -2; j < 2*m.chunks; j++ {
+		ci := first
+		switch {
+		case j == -1:
+			ci = 1 - first
+		case j >= 0 && (j%4 == 1 || j%4 == 2):
+			ci = 1 - first
+		}
+		c := conds[ci]
+		if c.Before != nil {
+			if err := c.Before(); err != nil {
+				return nil, fmt.Errorf("%s: before: %w", c.Name, err)
+			}
+		}
+		r.Spin = spins[ci]
+		if c.Before != nil || c.After != nil || j < 0 {
+			r.N = m.per
+			if j >= 0 {
+				r.N = max(1, m.per/10)
+			}
+			r.Lat = m.warmLat
+			if err := c.Run(r); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Name, err)
+			}
+		}
+		if j >= 0 {
+			r.N = m.per
+			if m.latency {
+				r.Lat = m.lat[ci][idx[ci]*m.per : (idx[ci]+1)*m.per]
+			}
+			t0 := Now()
+			err := c.Run(r)
+			d := Now() - t0
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Name, err)
+			}
+			m.ns[ci][idx[ci]] = d
+			tot[ci] += d
+			idx[ci]++
+		}
+		if c.After != nil {
+			if err := c.After(); err != nil {
+				return nil, fmt.Errorf("%s: after: %w", c.Name, err)
+			}
+		}
+	}
+	recs := make([]RunRecord, 0, 2)
+	for pos, ci := range [2]int{first, 1 - first} {
+		ns := m.ns[ci]
+		slices.Sort(ns)
+		rec := RunRecord{Block: b, Pos: pos, Cond: conds[ci].Name, N: m.n, Ns: tot[ci],
+			Values: map[string]float64{NsPerOp: float64(ns[(len(ns)-1)/2]) / float64(m.per)}}
+		if m.latency {
+			l := m.lat[ci]
+			slices.Sort(l)
+			rec.Values[P50] = float64(l[(m.n-1)/2])
+			rec.Values[P99] = float64(l[min(m.n-1, int(math.Ceil(0.99*float64(m.n)))-1)])
+			rec.Values[OpsPerSec] = float64(m.n) / (float64(tot[ci]) / 1e9)
+		}
 		recs = append(recs, rec)
 	}
 	return recs, nil
 }
 
-// fine runs one block interleaved chunk by chunk: 2·chunks timed chunks of
-// n/chunks operations in the order A B B A A B B A ... (B A A B ... for odd b), so
-// the two conditions are never more than a chunk apart in time and a change of load
-// on the machine hits both alike. Each condition's value is its median chunk. An
-// untimed chunk of each condition comes first.
-func (m *meter) fine(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
-	per := m.n / m.chunks
-	r := m.run
-	r.N = per
-	for ci := range conds {
-		r.Spin = spins[ci]
-		if err := conds[ci].Run(r); err != nil {
-			return nil, fmt.Errorf("%s: %w", conds[ci].Name, err)
-		}
-	}
-	first := b % 2
-	var idx [2]int
-	var tot [2]int64
-	t0 := Now()
-	for j := 0; j < 2*m.chunks; j++ {
-		ci := first
-		if j%4 == 1 || j%4 == 2 {
-			ci = 1 - first
-		}
-		r.Spin = spins[ci]
-		if err := conds[ci].Run(r); err != nil {
-			return nil, fmt.Errorf("%s: %w", conds[ci].Name, err)
-		}
-		t1 := Now()
-		m.fineNs[ci][idx[ci]] = t1 - t0
-		tot[ci] += t1 - t0
-		idx[ci]++
-		t0 = t1
-	}
-	recs := make([]RunRecord, 0, 2)
-	for pos, ci := range [2]int{first, 1 - first} {
-		ns := m.fineNs[ci]
-		slices.Sort(ns)
-		recs = append(recs, RunRecord{Block: b, Pos: pos, Cond: conds[ci].Name, N: m.n, Ns: tot[ci],
-			Values: map[string]float64{NsPerOp: float64(ns[(len(ns)-1)/2]) / float64(per)}})
-	}
-	return recs, nil
-}
-
-// one performs one timed run of c, preceded by an untimed tenth-size run that
-// re-warms caches after the other condition (and after Before).
-func (m *meter) one(c *Condition, spin int) (RunRecord, error) {
-	if c.Before != nil {
-		if err := c.Before(); err != nil {
-			return RunRecord{}, fmt.Errorf("%s: before run: %w", c.Name, err)
-		}
-	}
-	r := m.run
-	r.Spin = spin
-	r.N = max(1, m.n/10)
-	if err := c.Run(r); err != nil {
-		return RunRecord{}, fmt.Errorf("%s: %w", c.Name, err)
-	}
-	// The timed run is m.chunks back-to-back calls of n/chunks operations, each
-	// timed: the run's ns/op is the median chunk's, so a preemption or an interrupt
-	// storm that hits one chunk does not move it.
-	per := m.n / m.chunks
-	r.N = per
-	start := Now()
-	t0 := start
-	for i := range m.chunkNs {
-		if err := c.Run(r); err != nil {
-			return RunRecord{}, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		t1 := Now()
-		m.chunkNs[i] = t1 - t0
-		t0 = t1
-	}
-	el := time.Duration(t0 - start)
-	if c.After != nil {
-		if err := c.After(); err != nil {
-			return RunRecord{}, fmt.Errorf("%s: after run: %w", c.Name, err)
-		}
-	}
-	slices.Sort(m.chunkNs)
-	rec := RunRecord{Cond: c.Name, N: m.n, Ns: el.Nanoseconds(), Values: map[string]float64{
-		NsPerOp: float64(m.chunkNs[(len(m.chunkNs)-1)/2]) / float64(per),
-	}}
-	if m.latency {
-		s := m.scratch[:m.n]
-		copy(s, r.Lat[:m.n])
-		slices.Sort(s)
-		rec.Values[P50] = float64(s[(m.n-1)/2])
-		rec.Values[P99] = float64(s[min(m.n-1, int(math.Ceil(0.99*float64(m.n)))-1)])
-		rec.Values[OpsPerSec] = float64(m.n) / el.Seconds()
-	}
-	return rec, nil
-}
-
-// calibrate sizes the -inject work: it measures the base condition's metric and the
-// cost of one Spin iteration, and returns the iterations per operation that add
-// frac of the metric.
+// calibrate sizes the -inject work: it measures the base condition's metric (blocks
+// of the base against itself) and the cost of one Spin iteration, and returns the
+// iterations per operation that add frac of the metric.
 func (m *meter) calibrate(base *Condition, metric string, frac float64) (int, float64, error) {
 	var vals []float64
-	for i := 0; i < 7; i++ {
-		rec, err := m.one(base, 0)
+	for b := 0; b < 4; b++ {
+		recs, err := m.block([2]*Condition{base, base}, [2]int{}, b)
 		if err != nil {
 			return 0, 0, err
 		}
-		vals = append(vals, rec.Values[metric])
+		for _, rec := range recs {
+			vals = append(vals, rec.Values[metric])
+		}
 	}
 	iterNs := SpinCost()
 	k := int(math.Round(frac * Median(vals) / iterNs))
@@ -611,10 +579,7 @@ func (r *Result) Figures() []string {
 		l += fmt.Sprintf("  U-test p=%.3g", s.UTestP)
 		lines = append(lines, l)
 	}
-	how := fmt.Sprintf("runs of %d ops interleaved A B B A / B A A B", r.OpsPerRun)
-	if r.Interleave == "chunk" {
-		how = fmt.Sprintf("%d+%d ops interleaved A B B A / B A A B in chunks of %d", r.OpsPerRun, r.OpsPerRun, r.OpsPerRun/max(1, r.Chunks))
-	}
+	how := fmt.Sprintf("%d+%d ops interleaved A B B A / B A A B in chunks of %d", r.OpsPerRun, r.OpsPerRun, r.OpsPerRun/max(1, r.Chunks))
 	lines = append(lines, fmt.Sprintf("%.3g%% intervals; %d blocks of %s; %.1f s; worker cpu %d, helper cpu %d; profile %s",
 		100*r.Confidence, r.Blocks, how, r.Seconds, r.CPU.Worker, r.CPU.Helper, r.Profile))
 	if r.ClockNs > 0 {
