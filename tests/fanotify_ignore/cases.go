@@ -1,5 +1,392 @@
 package main
 
-import "github.com/fsnsuite/fsnsuite/harness"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-var handCases []harness.Case
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"golang.org/x/sys/unix"
+)
+
+// handCases are the cases written by hand: the kernel bugzilla 215676 use
+// case, evictable ignore marks, and the API rules with their errno.
+var handCases = append(append(bugzillaCases(), evictableCases...), apiCases()...)
+
+// bugzillaCases: kernel bugzilla 215676 asked for a way to watch a whole
+// mount (or filesystem) except one directory tree level. FAN_MARK_IGNORE
+// (Linux 6.0) answers it: an ignore mask on the directory with FAN_ONDIR
+// (the directory's own events) and FAN_EVENT_ON_CHILD (its entries' events)
+// hides everything in it, and nothing else (fanotify_mark(2), FAN_MARK_IGNORE;
+// fsnotify_effective_ignore_mask / fsnotify_mask_applicable).
+func bugzillaCases() []harness.Case {
+	var out []harness.Case
+	for _, loc := range []Loc{LocMount, LocFS} {
+		for _, k := range []groupKind{kindNotif, kindDFIDName} {
+			needs := []*feature.Feature{feature.MarkIgnore}
+			if loc == LocFS {
+				needs = append(needs, feature.MarkFilesystem)
+			}
+			if k.fid {
+				needs = append(needs, feature.ReportDFIDName)
+			}
+			out = append(out, harness.Case{
+				Name: fmt.Sprintf("bz215676_%s_exclude_dir_%s", loc, k.name),
+				Doc: fmt.Sprintf("%s mark FAN_OPEN|FAN_ONDIR, dir excluded by FAN_MARK_IGNORE|FAN_ONDIR|FAN_EVENT_ON_CHILD: only the sibling's opens (%s group)",
+					loc, k.name),
+				Needs: needs,
+				Run:   func(t *harness.T) { runBugzilla(t, loc, k) },
+			})
+		}
+	}
+	return out
+}
+
+func runBugzilla(t *harness.T, loc Loc, k groupKind) {
+	w := newWorld(t)
+	gi := w.addGroup(k)
+	w.mustMark(markCall{group: gi, loc: loc, mask: unix.FAN_OPEN | unix.FAN_ONDIR}, objFile)
+	// The excluded directory is w.dir, named here as the parent of the objects.
+	w.mustMark(markCall{group: gi, loc: LocParent, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY,
+		mask: unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD}, objFile)
+	w.checkStates("after marking", objFile)
+	a := w.actor()
+	sibFile := filepath.Join(w.sibling, "file")
+	type op struct {
+		path string
+		dir  bool
+	}
+	ops := []op{{w.dir, true}, {w.file, false}, {w.sub, true}, {w.sibling, true}, {sibFile, false}}
+	var did []string
+	for _, o := range ops {
+		flags := unix.O_RDONLY
+		if o.dir {
+			flags |= unix.O_DIRECTORY
+		}
+		fd, err := a.Open(o.path, flags, 0)
+		if err != nil {
+			t.Fatalf("actor open %s: %v", o.path, err)
+		}
+		if err := a.Close(fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+		did = append(did, "open "+w.rel(o.path))
+	}
+	got, err := w.groups[gi].g.Drain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything under dir is ignored; the sibling directory and its file
+	// are reported, in the order they were opened. fd groups never report
+	// FAN_ONDIR; fid groups do (fanotify_group_event_mask).
+	pid := int32(a.Pid())
+	var want []fanotify.Event
+	if !k.fid {
+		want = []fanotify.Event{
+			{Mask: unix.FAN_OPEN, Pid: pid, Path: w.sibling},
+			{Mask: unix.FAN_OPEN, Pid: pid, Path: sibFile},
+		}
+	} else {
+		d, err1 := fanotify.DFIDNameOf(w.sibling, ".")
+		f, err2 := fanotify.DFIDNameOf(w.sibling, "file")
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		want = []fanotify.Event{
+			{Mask: unix.FAN_OPEN | unix.FAN_ONDIR, Pid: pid, Fd: unix.FAN_NOFD, Info: []fanotify.Info{d}},
+			{Mask: unix.FAN_OPEN, Pid: pid, Fd: unix.FAN_NOFD, Info: []fanotify.Info{f}},
+		}
+	}
+	expect.Fanotify(t, fmt.Sprintf("%s mark FAN_OPEN|FAN_ONDIR; dir ignore FAN_OPEN|FAN_ONDIR|FAN_EVENT_ON_CHILD; actor: %s",
+		loc, strings.Join(did, ", ")), got, want)
+}
+
+// dropCaches asks the kernel to reclaim dentries and inodes
+// (Documentation/admin-guide/sysctl/vm.rst, drop_caches = 2). Only an inode
+// without page cache is on the inode LRU (fs/inode.c inode_add_lru /
+// mapping_shrinkable, since 5.16), so the evictable case uses an empty file.
+// It changes no setting, so there is nothing to restore.
+func dropCaches() error {
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+		return fmt.Errorf("drop_caches: %w", err)
+	}
+	return nil
+}
+
+var evictableCases = []harness.Case{
+	{
+		Name: "evictable_ignore_evicted",
+		Doc:  "an evictable ignore mark goes with its evicted inode; the mount mark's event comes back (fanotify_mark(2) FAN_MARK_EVICTABLE)",
+		// tmpfs keeps every dentry and inode of an existing file in memory
+		// (shmem has no backing store to reload them from), so drop_caches
+		// never evicts them there: the case cannot apply to tmpfs.
+		Filesystems: []string{"ext4"},
+		Needs:       []*feature.Feature{feature.MarkEvictable, feature.MarkIgnore},
+		Run:         runEvictableEvicted,
+	},
+	{
+		Name:  "evictable_upgrade_downgrade",
+		Doc:   "an evictable mark may become non-evictable, never the reverse (EEXIST) (fanotify_may_update_existing_mark)",
+		Needs: []*feature.Feature{feature.MarkEvictable, feature.MarkIgnore},
+		Run:   runEvictableUpgrade,
+	},
+	{
+		Name:  "evictable_mount_einval",
+		Doc:   "FAN_MARK_EVICTABLE on a mount or filesystem ignore mark is EINVAL: only inodes are evicted (do_fanotify_mark)",
+		Needs: []*feature.Feature{feature.MarkEvictable, feature.MarkFilesystem},
+		Run: func(t *harness.T) {
+			w := newWorld(t)
+			gi := w.addGroup(kindNotif)
+			for _, loc := range []Loc{LocMount, LocFS} {
+				w.expectErrno(markCall{group: gi, loc: loc, flags: unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
+					mask: unix.FAN_OPEN}, objFile, unix.EINVAL)
+			}
+			w.checkStates("after the refused calls", objFile)
+		},
+	},
+}
+
+func runEvictableEvicted(t *harness.T) {
+	w := newWorld(t)
+	// An empty file: no page cache to keep its inode off the LRU.
+	w.file = filepath.Join(w.dir, "empty")
+	if err := os.WriteFile(w.file, nil, 0o644); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	gi := w.addGroup(kindNotif)
+	w.mustMark(markCall{group: gi, loc: LocMount, mask: unix.FAN_OPEN}, objFile)
+	w.mustMark(markCall{group: gi, loc: LocSelf, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
+		mask: unix.FAN_OPEN}, objFile)
+	w.checkStates("after marking", objFile)
+	a := w.actor()
+	open := func() {
+		fd, err := a.Open(w.file, unix.O_RDONLY, 0)
+		if err != nil {
+			t.Fatalf("actor open: %v", err)
+		}
+		if err := a.Close(fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+	}
+	open()
+	got, err := w.groups[gi].g.Drain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !expect.Fanotify(t, "mount mark FAN_OPEN; evictable ignore FAN_OPEN on file; actor open file (before eviction)", got, nil) {
+		return
+	}
+	// Nothing holds the file's inode now: the actor closed its fd, the
+	// event queue is empty (a queued event pins its path), and neither
+	// process has its cwd below the filesystem. Eviction is still up to the
+	// kernel's reclaim, so the mark's disappearance is asserted in fdinfo
+	// (an evicted inode drops its marks: fsnotify_inode_delete) before the
+	// events are: the case fails, not passes, if the inode stays cached.
+	gone, tries := false, 0
+	for ; tries < 5 && !gone; tries++ {
+		if err := dropCaches(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.markStates(gi, objFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone = len(st) == 1 && strings.HasPrefix(st[0], "mount ")
+	}
+	if !gone {
+		st, _ := w.markStates(gi, objFile)
+		t.Fatalf("the file's inode was not evicted by 5 rounds of drop_caches; marks: %v", st)
+	}
+	t.Logf("inode evicted after %d drop_caches", tries)
+	delete(w.groups[gi].marks, LocSelf) // the model: the mark went with the inode
+	w.checkStates("after eviction", objFile)
+	open()
+	got, err = w.groups[gi].g.Drain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect.Fanotify(t, "mount mark FAN_OPEN; evictable ignore FAN_OPEN on file; inode evicted; actor open file", got,
+		[]fanotify.Event{{Mask: unix.FAN_OPEN, Pid: int32(a.Pid()), Path: w.file}})
+}
+
+func runEvictableUpgrade(t *harness.T) {
+	w := newWorld(t)
+	gi := w.addGroup(kindNotif)
+	ign := uint(unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY)
+	// An evictable ignore mark on the file, then the same without
+	// FAN_MARK_EVICTABLE: "NO_IREF may be removed from a mark, but not added"
+	// (fanotify_mark_update_flags), so the mark now pins the inode.
+	w.expectErrno(markCall{group: gi, loc: LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, 0)
+	w.checkStates("after the evictable mark", objFile)
+	w.expectErrno(markCall{group: gi, loc: LocSelf, flags: ign, mask: unix.FAN_ACCESS}, objFile, 0)
+	w.checkStates("after the upgrade", objFile)
+	// "Non evictable mark cannot be downgraded to evictable mark": EEXIST,
+	// and the mark keeps its masks.
+	w.expectErrno(markCall{group: gi, loc: LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_MODIFY}, objFile, unix.EEXIST)
+	// The same for a mark that was non-evictable from the start (the parent).
+	w.expectErrno(markCall{group: gi, loc: LocParent, flags: ign, mask: unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD}, objFile, 0)
+	w.expectErrno(markCall{group: gi, loc: LocParent, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, unix.EEXIST)
+	w.checkStates("after the refused downgrades", objFile)
+}
+
+// expectErrno places a mark and asserts its result twice: against want,
+// written in the case from fanotify_mark(2) / fanotify_user.c, and against
+// the model's markAdd, so that the rule function and the table agree.
+func (w *world) expectErrno(c markCall, obj object, want unix.Errno) {
+	t := w.t
+	err, model := w.mark(c, obj)
+	if model != want {
+		t.Errorf("rule error: model predicts %s for %s, the case says %s", errnoStr(model), c, errnoStr(want))
+	}
+	var got unix.Errno
+	if err != nil && !errors.As(err, &got) {
+		t.Fatalf("%s: %v", c, err)
+	}
+	if got != want {
+		t.Errorf("%s on %s: got %s, want %s (%v)", c, obj, errnoStr(got), errnoStr(want), err)
+	}
+}
+
+func errnoStr(e unix.Errno) string {
+	if e == 0 {
+		return "success"
+	}
+	return unix.ErrnoName(e)
+}
+
+// apiCase is one row of the API table: calls in order, each with the errno
+// fanotify_user.c gives it.
+type apiCase struct {
+	name, doc string
+	obj       object
+	calls     []apiCall
+	needs     []*feature.Feature
+}
+
+type apiCall struct {
+	loc   Loc
+	flags uint
+	mask  uint32
+	want  unix.Errno
+}
+
+const (
+	fIgnore = unix.FAN_MARK_IGNORE
+	fLegacy = unix.FAN_MARK_IGNORED_MASK
+	fSurv   = unix.FAN_MARK_IGNORED_SURV_MODIFY
+)
+
+var apiTable = []apiCase{
+	{
+		name: "ignore_dir_no_surv_eisdir",
+		doc:  "FAN_MARK_IGNORE on a directory without FAN_MARK_IGNORED_SURV_MODIFY: EISDIR (fanotify_mark(2), do_fanotify_mark)",
+		obj:  objDir,
+		calls: []apiCall{
+			{LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.EISDIR},
+			{LocParent, fIgnore, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.EISDIR},
+			{LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, 0},
+		},
+	},
+	{
+		name: "ignore_mount_fs_no_surv_einval",
+		doc:  "FAN_MARK_IGNORE on a mount or filesystem mark without FAN_MARK_IGNORED_SURV_MODIFY: EINVAL (do_fanotify_mark)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocMount, fIgnore, unix.FAN_OPEN, unix.EINVAL},
+			{LocFS, fIgnore, unix.FAN_OPEN, unix.EINVAL},
+			{LocMount, fIgnore | fSurv, unix.FAN_OPEN, 0},
+			{LocFS, fIgnore | fSurv, unix.FAN_OPEN, 0},
+		},
+		needs: []*feature.Feature{feature.MarkFilesystem},
+	},
+	{
+		name: "ignore_file_no_surv_ok",
+		doc:  "FAN_MARK_IGNORE on a non-directory inode needs no FAN_MARK_IGNORED_SURV_MODIFY (do_fanotify_mark)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocSelf, fIgnore, unix.FAN_OPEN, 0},
+		},
+	},
+	{
+		name: "ignore_event_flags_on_file_enotdir",
+		doc:  "FAN_ONDIR or FAN_EVENT_ON_CHILD in a FAN_MARK_IGNORE mask of a non-directory: ENOTDIR (fanotify_events_supported)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
+			{LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.ENOTDIR},
+			{LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
+		},
+	},
+	{
+		name: "legacy_event_flags_dropped",
+		doc:  "FAN_ONDIR / FAN_EVENT_ON_CHILD in a legacy ignore mask are accepted and dropped, on a file and a directory (do_fanotify_mark)",
+		obj:  objDir,
+		calls: []apiCall{
+			{LocSelf, fLegacy, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
+			{LocParent, fLegacy | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
+		},
+	},
+	{
+		name: "legacy_after_ignore_eexist",
+		doc:  "FAN_MARK_IGNORED_MASK on a mark that uses FAN_MARK_IGNORE: EEXIST, new semantics cannot be downgraded (fanotify_may_update_existing_mark)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocSelf, fIgnore | fSurv, unix.FAN_OPEN, 0},
+			{LocSelf, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
+			{LocSelf, fLegacy, unix.FAN_ACCESS, unix.EEXIST},
+			{LocParent, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, 0},
+			{LocParent, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
+		},
+	},
+	{
+		name: "ignore_after_legacy_upgrade",
+		doc:  "FAN_MARK_IGNORE on a mark with a legacy ignore mask is an allowed upgrade; the mark then reports FAN_MARK_IGNORE in fdinfo (fanotify_mark_update_flags)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocSelf, fLegacy | fSurv, unix.FAN_OPEN, 0},
+			{LocSelf, fIgnore | fSurv, unix.FAN_ACCESS, 0},
+			{LocParent, fLegacy | fSurv, unix.FAN_OPEN, 0},
+			{LocParent, fIgnore | fSurv, unix.FAN_ACCESS | unix.FAN_EVENT_ON_CHILD, 0},
+			{LocMount, fLegacy, unix.FAN_OPEN, 0},
+			{LocMount, fIgnore | fSurv, unix.FAN_ACCESS, 0},
+		},
+	},
+	{
+		name: "both_flavours_einval",
+		doc:  "FAN_MARK_IGNORE together with FAN_MARK_IGNORED_MASK: EINVAL (do_fanotify_mark)",
+		obj:  objFile,
+		calls: []apiCall{
+			{LocSelf, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+			{LocParent, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+			{LocMount, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+		},
+	},
+}
+
+func apiCases() []harness.Case {
+	var out []harness.Case
+	for _, c := range apiTable {
+		out = append(out, harness.Case{
+			Name:  c.name,
+			Doc:   c.doc,
+			Needs: append([]*feature.Feature{feature.MarkIgnore}, c.needs...),
+			Run: func(t *harness.T) {
+				w := newWorld(t)
+				gi := w.addGroup(kindNotif)
+				for _, call := range c.calls {
+					w.expectErrno(markCall{group: gi, loc: call.loc, flags: call.flags, mask: call.mask}, c.obj, call.want)
+				}
+				// Refused calls leave the marks as they were; accepted ones
+				// show in fdinfo exactly as the model built them.
+				w.checkStates("after the calls", c.obj)
+			},
+		})
+	}
+	return out
+}
