@@ -326,8 +326,10 @@ func runOne(ctx context.Context, b Binary, opt Options, live io.Writer) *Outcome
 		deadline = t.C
 	}
 	exited := make(chan struct{})
+	watcherDone := make(chan struct{})
 	var mu sync.Mutex
 	go func() {
+		defer close(watcherDone)
 		select {
 		case <-exited:
 			return
@@ -349,6 +351,7 @@ func runOne(ctx context.Context, b Binary, opt Options, live io.Writer) *Outcome
 	}()
 	err := cmd.Wait()
 	close(exited)
+	<-watcherDone // after this, nothing else writes o
 	// Nothing of the binary may outlive it: kill what is left of its group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	mu.Lock()
