@@ -181,6 +181,7 @@ func (e *env) openByHandle(p string, h unix.FileHandle) int {
 	}
 	link := strings.TrimSpace(out.String())
 	e.did("helper pid %d: open_by_handle_at(%s) O_RDWR (fd shows %q), write 1 byte, close", cmd.Process.Pid, e.rel(p), link)
+	e.t.Notef("by-handle open: /proc/<pid>/fd shows %q (the connected dentry would show %s)", link, p)
 	if link == p {
 		e.t.Fatalf("precondition failed: open_by_handle_at got the connected dentry %s (its dentry was not dropped), so this run cannot test a disconnected dentry", link)
 	}

@@ -278,7 +278,7 @@ func (l *fanL) check(want ...fanotify.Event) {
 	if err != nil {
 		l.e.t.Fatalf("group %s drain: %v [after: %s]", l.name, err, l.e.history())
 	}
-	expect.Fanotify(l.e.t, "group "+l.name+": "+l.e.history(), got, want)
+	expect.Fanotify(l.e.t, l.e.history()+"; checked group "+l.name, got, want)
 }
 
 func (l *fanL) quiet() {
@@ -286,7 +286,7 @@ func (l *fanL) quiet() {
 	if err != nil {
 		l.e.t.Fatalf("group %s collect: %v", l.name, err)
 	}
-	expect.Fanotify(l.e.t, "group "+l.name+": "+l.e.history()+"; then waited "+quiet.String(), got, nil)
+	expect.Fanotify(l.e.t, l.e.history()+"; then waited "+quiet.String()+" on group "+l.name, got, nil)
 }
 
 // fev is an event the actor caused, with the given info records.
