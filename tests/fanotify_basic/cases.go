@@ -470,8 +470,9 @@ func createEvents(dfid fanotify.Info, pid, n int) []fanotify.Event {
 // queueOverflow: fanotify(7) /proc/sys/fs/fanotify/max_queued_events "Events
 // in excess of this limit are dropped, but an FAN_Q_OVERFLOW event is always
 // generated"; fd "FAN_NOFD if a queue overflow occurred". The overflow event
-// is the group's own (fanotify_user.c fanotify_init allocates it with no pid:
-// pid 0 after pid_vnr, and no object, so no info record);
+// is the group's own (fanotify_user.c fanotify_alloc_overflow_event: type
+// FANOTIFY_EVENT_TYPE_OVERFLOW, no pid, so pid_vnr gives 0, and no object, so
+// no fd and no info record);
 // fs/notify/notification.c fsnotify_insert_event queues it once at q_len >=
 // max_events and drops events while it is queued.
 //

@@ -130,7 +130,7 @@ func expectLong(t *harness.T, did string, got, want []inotify.Event) {
 		if len(parts) == 0 {
 			return "(nothing at this index)"
 		}
-		return strings.Join(parts, "\n          ")
+		return strings.Join(parts, "\n        ")
 	}
 	t.Errorf("events differ\n  did:  %s\n  want: %d events, got %d; first difference at index %d\n  want: %s\n  got:  %s",
 		did, len(want), len(got), first, window(want), window(got))
