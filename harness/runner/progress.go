@@ -161,6 +161,7 @@ type lineCounter struct {
 	part []byte
 }
 
+// Write counts the complete lines in b (keeping a partial one for later).
 func (c *lineCounter) Write(b []byte) (int, error) {
 	c.part = append(c.part, b...)
 	for {
