@@ -92,6 +92,12 @@ func unlinkedFanotify(t *harness.T) {
 	g.check(e.fev(unix.FAN_MODIFY, rec...))
 	e.unlink(f)
 	g.check(e.fev(unix.FAN_DELETE, e.dname(e.w, "f")))
+	// Path events on the open, unlinked file still go through
+	// __fsnotify_parent with the dentry's retained d_parent and d_name.
+	// fanotify_init(2)'s example of an object without a parent ("an event
+	// occurs on an unlinked but open file") concerns events reported without
+	// a path (fsnotify_inode: FAN_ATTRIB on the link count, FAN_DELETE_SELF),
+	// not these.
 	e.write(fd)
 	g.check(e.fev(unix.FAN_MODIFY, rec...))
 	e.close(fd)
