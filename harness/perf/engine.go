@@ -250,6 +250,7 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 	n = max(chunks, n/chunks*chunks)
 	res.OpsPerRun, res.Chunks = n, chunks
 	m := newMeter(n, chunks, e.Latency)
+	m.rewarm = base.Before != nil || base.After != nil || cond.Before != nil || cond.After != nil
 	if e.Latency {
 		res.ClockNs = ClockCost()
 	}
@@ -304,6 +305,9 @@ type meter struct {
 	latency bool
 	run     *Run
 	warmLat []int64    // latencies of untimed operations, discarded
+	// rewarm: a condition changes a setting around its chunks (Before/After), so
+	// every chunk of both conditions follows an untimed quarter-size warm-up.
+	rewarm bool
 	ns      [2][]int64 // chunk times of each condition in the current block
 	lat     [2][]int64 // per-operation latencies of each condition in the block
 }
@@ -326,9 +330,10 @@ func newMeter(n, chunks int, latency bool) *meter {
 // A B B A A B B A ... (B A A B B A A B ... for odd b), so the two conditions are never
 // more than a chunk apart in time and a change of load on the machine hits both
 // alike, and a linear drift cancels within every four chunks. Before and After run
-// around each chunk of their condition, untimed, and a condition that has them gets
-// an untimed tenth-size warm-up after Before (the setting changed under it). The
-// first chunk of each condition in a block is preceded by an untimed one.
+// around each chunk of their condition, untimed; when a condition has them, every
+// chunk of both conditions follows an untimed quarter-size warm-up (after Before),
+// so the two get the same treatment. The first chunk of each condition in a block
+// is preceded by an untimed one.
 //
 // It returns one record per condition: ns/op is its median chunk time per operation
 // (a preemption that hits a chunk does not move it); with latencies, p50 and p99 are
@@ -354,10 +359,10 @@ func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, er
 			}
 		}
 		r.Spin = spins[ci]
-		if c.Before != nil || c.After != nil || j < 0 {
+		if m.rewarm || j < 0 {
 			r.N = m.per
 			if j >= 0 {
-				r.N = max(1, m.per/10)
+				r.N = max(1, m.per/4)
 			}
 			r.Lat = m.warmLat
 			if err := c.Run(r); err != nil {
