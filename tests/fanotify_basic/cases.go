@@ -62,6 +62,12 @@ var cases = []harness.Case{
 		Run:   dfidNameFilesystemMark,
 	},
 	{
+		Name:  "dfid_name_fid_records",
+		Doc:   "FAN_REPORT_DFID_NAME|FAN_REPORT_FID: a child's events carry DFID_NAME then the child's FID; dirent and directory events carry DFID_NAME only",
+		Needs: []*feature.Feature{feature.ReportDFIDName},
+		Run:   dfidNameFidRecords,
+	},
+	{
 		Name:  "dirent_events_need_fid",
 		Doc:   "dirent events are EINVAL for a group without FIDs and on a mount mark; accepted on an inode mark of a FID group",
 		Needs: []*feature.Feature{feature.ReportFID},
@@ -312,6 +318,43 @@ func dfidNameFilesystemMark(t *harness.T) {
 			[]fanotify.Event{fev(unix.FAN_DELETE, pid, "", subG)}},
 		{"rmdir sub", func() error { return a.Rmdir(sub) },
 			[]fanotify.Event{fev(unix.FAN_DELETE|unix.FAN_ONDIR, pid, "", dirSub)}},
+	})
+}
+
+// dfidNameFidRecords: fanotify(7) "When an fanotify file descriptor is
+// created using the combination of FAN_REPORT_FID and FAN_REPORT_DIR_FID,
+// there may be two information records ... DFID ... and ... FID, identifying a
+// child object. Note that for the directory entry modification events
+// FAN_CREATE, FAN_DELETE, FAN_MOVE, and FAN_RENAME, an information record
+// identifying the created/deleted/moved child object is reported only if ...
+// FAN_REPORT_TARGET_FID"; fs/notify/fanotify/fanotify.c
+// fanotify_report_child_fid (no child FID for FAN_ONDIR events either) and
+// fanotify_user.c copy_info_records (the parent record comes first).
+func dfidNameFidRecords(t *harness.T) {
+	dir := t.Path("d")
+	mkdir(t, dir)
+	f := filepath.Join(dir, "f")
+	dirF, dirDot := dfidName(t, dir, "f"), dfidName(t, dir, ".")
+	a := t.Actor()
+	pid := a.Pid()
+	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID, unix.O_RDONLY)
+	mask := uint64(unix.FAN_CREATE | unix.FAN_CLOSE_WRITE | unix.FAN_ATTRIB | unix.FAN_EVENT_ON_CHILD | unix.FAN_ONDIR)
+	mark(t, grp, 0, mask, dir)
+	setup := "FAN_REPORT_DFID_NAME|FAN_REPORT_FID; inode mark on d " + fanotify.Mask(mask).String()
+	var fd int
+	runSteps(t, grp, fidGroup, setup, []step{
+		{"open d/f O_CREAT|O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return },
+			[]fanotify.Event{fev(unix.FAN_CREATE, pid, "", dirF)}},
+		{"chmod d 0700", func() error { return a.Chmod(dir, 0o700) },
+			[]fanotify.Event{fev(unix.FAN_ATTRIB|unix.FAN_ONDIR, pid, "", dirDot)}},
+	})
+	// f's handle once the actor has made it (name_to_handle_at queues nothing).
+	fidF := fidOf(t, f)
+	runSteps(t, grp, fidGroup, setup+"; d/f made and open in the actor", []step{
+		{"close d/f", func() error { return a.Close(fd) },
+			[]fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", dirF, fidF)}},
+		{"chmod d/f 0600", func() error { return a.Chmod(f, 0o600) },
+			[]fanotify.Event{fev(unix.FAN_ATTRIB, pid, "", dirF, fidF)}},
 	})
 }
 
