@@ -26,9 +26,9 @@ var childCases = concat(
 		"children cached or open before the FAN_EVENT_ON_CHILD mark report DFID_NAME(parent,name)+FID (fanotify_mark(2); fsnotify_set_children_dentry_flags)",
 		cachedBeforeWatchFanotify),
 	pair("child_created_after_watch",
-		"a child created after the watch reports IN_CREATE then its open/modify/close with its name (inotify(7); d_instantiate -> fsnotify_update_flags)",
+		"a child created after the watch (on a cached negative dentry) reports IN_CREATE then its open/modify/close with its name (inotify(7); d_instantiate -> fsnotify_update_flags)",
 		createdAfterWatchInotify,
-		"a child created after the mark reports FAN_CREATE then FAN_OPEN/MODIFY/CLOSE_WRITE with DFID_NAME (fanotify_init(2) FAN_REPORT_NAME; fsnotify_update_flags)",
+		"a child created after the mark (on a cached negative dentry) reports FAN_CREATE then FAN_OPEN/MODIFY/CLOSE_WRITE with DFID_NAME (fanotify_init(2) FAN_REPORT_NAME; fsnotify_update_flags)",
 		createdAfterWatchFanotify),
 	pair("hardlink_two_parents",
 		"an operation through a hard link reaches only the parent of the path used, with that path's name (__fsnotify_parent takes the parent of file->f_path.dentry)",
@@ -98,6 +98,7 @@ func cachedBeforeWatchFanotify(t *harness.T) {
 
 func createdAfterWatchInotify(t *harness.T) {
 	e := newEnv(t)
+	e.negative(e.w + "/c")
 	l := e.inotify()
 	wd := l.watch(e.w, inFileEvents|unix.IN_CREATE)
 	// open(O_CREAT) of a new name: IN_CREATE (fsnotify_create from the
@@ -113,6 +114,7 @@ func createdAfterWatchInotify(t *harness.T) {
 
 func createdAfterWatchFanotify(t *harness.T) {
 	e := newEnv(t)
+	e.negative(e.w + "/c")
 	g := e.fanotify("p")
 	g.mark(0, fanFileEvents|unix.FAN_CREATE|onChild, e.w)
 	c := e.w + "/c"

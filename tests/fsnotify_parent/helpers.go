@@ -93,6 +93,16 @@ func (e *env) cache(p string) {
 	}
 }
 
+// negative looks p up in setup expecting ENOENT, which leaves a negative
+// dentry in the dcache: the children walk skips those (no inode), so a file
+// later created on it depends on d_instantiate -> fsnotify_update_flags.
+func (e *env) negative(p string) {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != unix.ENOENT {
+		e.t.Fatalf("setup: stat %s: got %v, want ENOENT", p, err)
+	}
+}
+
 // Actor operations: each one records itself in the history and fails the case
 // on an unexpected error.
 
