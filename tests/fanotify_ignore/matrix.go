@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
 	"maps"
 	"strings"
 
@@ -30,14 +31,14 @@ type flavour struct {
 // on events on obj. FAN_MARK_IGNORE gets every subset of the event flags that
 // matter there: FAN_EVENT_ON_CHILD on the parent, FAN_ONDIR for a directory
 // object (on a non-dir inode the flags are refused with ENOTDIR, and on
-// mount/sb marks FAN_EVENT_ON_CHILD is dropped; see model.go markAdd).
-func flavours(loc Loc, obj object) []flavour {
+// mount/sb marks FAN_EVENT_ON_CHILD is dropped; see rule.MarkAdd).
+func flavours(loc rule.Loc, obj object) []flavour {
 	out := []flavour{{name: "legacy", api: unix.FAN_MARK_IGNORED_MASK}}
-	if loc == LocParent {
+	if loc == rule.LocParent {
 		out = append(out, flavour{name: "legacy_onchild", api: unix.FAN_MARK_IGNORED_MASK, parentOnChild: true})
 	}
 	var relevant []uint32
-	if loc == LocParent {
+	if loc == rule.LocParent {
 		relevant = append(relevant, unix.FAN_EVENT_ON_CHILD)
 	}
 	if obj == objDir {
@@ -65,8 +66,8 @@ func flavours(loc Loc, obj object) []flavour {
 type combo struct {
 	ev    evKind
 	obj   object
-	evLoc Loc
-	igLoc Loc
+	evLoc rule.Loc
+	igLoc rule.Loc
 	fl    flavour
 }
 
@@ -81,7 +82,7 @@ func (c combo) eventMask() uint32 {
 	if c.obj == objDir {
 		m |= unix.FAN_ONDIR
 	}
-	if c.evLoc == LocParent {
+	if c.evLoc == rule.LocParent {
 		m |= unix.FAN_EVENT_ON_CHILD
 	}
 	return m
@@ -99,7 +100,7 @@ func (c combo) plan() []markCall {
 	for gi := range allKinds {
 		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
 		if c.fl.parentOnChild {
-			calls = append(calls, markCall{group: gi, loc: LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+			calls = append(calls, markCall{group: gi, loc: rule.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
 		}
 		calls = append(calls, markCall{group: gi, loc: c.igLoc,
 			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
@@ -119,24 +120,24 @@ func (c combo) setup() string {
 }
 
 // modelMarks applies the plan to the model alone (no syscalls).
-func (c combo) modelMarks() ([]*mark, map[int]bool) {
+func (c combo) modelMarks() ([]*rule.Mark, map[int]bool) {
 	kinds := append(append([]groupKind{}, allKinds...), kindNotif)
-	per := make([]map[Loc]*mark, len(kinds))
+	per := make([]map[rule.Loc]*rule.Mark, len(kinds))
 	for i := range per {
-		per[i] = map[Loc]*mark{}
+		per[i] = map[rule.Loc]*rule.Mark{}
 	}
 	for _, call := range c.plan() {
-		tg := target{loc: call.loc, isDir: call.loc == LocParent || (call.loc == LocSelf && c.obj == objDir)}
-		m, errno := markAdd(per[call.group][call.loc], call.group, call.flags|call.loc.markFlags(), call.mask, tg, kinds[call.group].dirFID)
+		tg := rule.Target{Loc: call.loc, IsDir: call.loc == rule.LocParent || (call.loc == rule.LocSelf && c.obj == objDir)}
+		m, errno := rule.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, kinds[call.group].dirFID)
 		if errno == 0 && m != nil {
 			per[call.group][call.loc] = m
 		}
 	}
-	var marks []*mark
+	var marks []*rule.Mark
 	fid := map[int]bool{}
 	for i, k := range kinds {
 		fid[i] = k.fid
-		for _, l := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
 			if m := per[i][l]; m != nil {
 				marks = append(marks, m)
 			}
@@ -146,20 +147,20 @@ func (c combo) modelMarks() ([]*mark, map[int]bool) {
 }
 
 // expected is the rule's answer on a kernel k: the mask each group reports.
-func (c combo) expected(k kernel) map[int]uint32 {
+func (c combo) expected(k rule.Kernel) map[int]uint32 {
 	marks, fid := c.modelMarks()
-	return k.deliver(marks, c.ev.bit, c.obj == objDir, fid)
+	return k.Deliver(marks, c.ev.bit, c.obj == objDir, fid)
 }
 
 // fix names the kernel commit the case's answer depends on: the rule is run
 // again with each fix of the seed thread turned off, and a different answer
 // means a kernel without that fix fails this case.
 func (c combo) fix() *harness.Fix {
-	want := c.expected(fixedKernel)
-	if !maps.Equal(want, c.expected(kernel{parentIgnoreFix: false, modifyOpt: true})) {
+	want := c.expected(rule.Fixed)
+	if !maps.Equal(want, c.expected(rule.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
 		return fixParentIgnore
 	}
-	if !maps.Equal(want, c.expected(kernel{parentIgnoreFix: true, modifyOpt: false})) {
+	if !maps.Equal(want, c.expected(rule.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
 		return fixModifyOpt
 	}
 	return nil
@@ -186,8 +187,8 @@ func combos() []combo {
 	var out []combo
 	for _, obj := range []object{objFile, objDir} {
 		for _, ev := range events(obj) {
-			for _, evLoc := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
-				for _, igLoc := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+			for _, evLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+				for _, igLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
 					for _, fl := range flavours(igLoc, obj) {
 						out = append(out, combo{ev: ev, obj: obj, evLoc: evLoc, igLoc: igLoc, fl: fl})
 					}
@@ -202,7 +203,7 @@ func combos() []combo {
 func matrixCases() []harness.Case {
 	var cases []harness.Case
 	for _, c := range combos() {
-		want := c.expected(fixedKernel)
+		want := c.expected(rule.Fixed)
 		verdict := "ignored"
 		if want[0] != 0 {
 			verdict = "reported"
@@ -211,7 +212,7 @@ func matrixCases() []harness.Case {
 		if c.fl.api == unix.FAN_MARK_IGNORE {
 			needs = append(needs, feature.MarkIgnore)
 		}
-		if c.evLoc == LocFS || c.igLoc == LocFS {
+		if c.evLoc == rule.LocFS || c.igLoc == rule.LocFS {
 			needs = append(needs, feature.MarkFilesystem)
 		}
 		if c.ev.bit == unix.FAN_OPEN_EXEC {
@@ -219,7 +220,7 @@ func matrixCases() []harness.Case {
 		}
 		cases = append(cases, harness.Case{
 			Name: c.name(),
-			Doc: fmt.Sprintf("%s on %s, event mark %s, %s ignore mark %s: %s in every group class, control group gets it (model.go deliver)",
+			Doc: fmt.Sprintf("%s on %s, event mark %s, %s ignore mark %s: %s in every group class, control group gets it (rule.Deliver)",
 				strings.ToUpper(c.ev.name), c.obj, c.evLoc, c.fl.name, c.igLoc, verdict),
 			Needs: needs,
 			Fix:   c.fix(),
@@ -241,7 +242,7 @@ func (c combo) run(t *harness.T) {
 	}
 	// The marks the kernel shows must be the marks the model reasons about.
 	w.checkStates("after marking", c.obj)
-	want := fixedKernel.deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
+	want := rule.Fixed.Deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
 	if want[controlGroup] == 0 {
 		t.Fatalf("rule error: the control group (event mark only) must get the event")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,7 +57,7 @@ var allKinds = []groupKind{kindNotif, kindContent, kindPreContent, kindFID, kind
 type gstate struct {
 	kind  groupKind
 	g     *fanotify.Group
-	marks map[Loc]*mark
+	marks map[rule.Loc]*rule.Mark
 }
 
 // world is one case's tree, actor, groups and mark model. The tree is
@@ -170,16 +171,16 @@ func (w *world) addGroup(k groupKind) int {
 			}
 		})
 	}
-	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[Loc]*mark{}})
+	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[rule.Loc]*rule.Mark{}})
 	return len(w.groups) - 1
 }
 
 // path is the object a mark at loc names for events on obj.
-func (w *world) path(loc Loc, obj object) string {
+func (w *world) path(loc rule.Loc, obj object) string {
 	switch loc {
-	case LocSelf:
+	case rule.LocSelf:
 		return w.objPath(obj)
-	case LocParent:
+	case rule.LocParent:
 		return w.dir
 	}
 	return w.root
@@ -196,7 +197,7 @@ func (w *world) objPath(obj object) string {
 // location's type flag is added by world.mark.
 type markCall struct {
 	group int
-	loc   Loc
+	loc   rule.Loc
 	flags uint
 	mask  uint32
 }
@@ -209,9 +210,9 @@ func (c markCall) String() string {
 // the errno the model predicts (0: success).
 func (w *world) mark(c markCall, obj object) (error, unix.Errno) {
 	gs := w.groups[c.group]
-	tg := target{loc: c.loc, isDir: c.loc == LocParent || (c.loc == LocSelf && obj == objDir)}
-	nm, want := markAdd(gs.marks[c.loc], c.group, c.flags|c.loc.markFlags(), c.mask, tg, gs.kind.dirFID)
-	err := gs.g.Add(c.loc.markFlags()|c.flags, uint64(c.mask), w.path(c.loc, obj))
+	tg := rule.Target{Loc: c.loc, IsDir: c.loc == rule.LocParent || (c.loc == rule.LocSelf && obj == objDir)}
+	nm, want := rule.MarkAdd(gs.marks[c.loc], c.group, c.flags|c.loc.MarkFlags(), c.mask, tg, gs.kind.dirFID)
+	err := gs.g.Add(c.loc.MarkFlags()|c.flags, uint64(c.mask), w.path(c.loc, obj))
 	if want == 0 && err == nil {
 		if nm != nil {
 			gs.marks[c.loc] = nm
@@ -233,10 +234,10 @@ func (w *world) mustMark(c markCall, obj object) {
 }
 
 // allMarks lists the model marks of every group.
-func (w *world) allMarks() []*mark {
-	var out []*mark
+func (w *world) allMarks() []*rule.Mark {
+	var out []*rule.Mark
 	for _, gs := range w.groups {
-		for _, l := range []Loc{LocSelf, LocParent, LocMount, LocFS} {
+		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
 			if m := gs.marks[l]; m != nil {
 				out = append(out, m)
 			}
@@ -439,7 +440,7 @@ func (w *world) markStates(gi int, obj object) ([]string, error) {
 func (w *world) wantStates(gi int) []string {
 	var out []string
 	for l, m := range w.groups[gi].marks {
-		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.mflags(), fanotify.Mask(m.mask), fanotify.Mask(m.ignore)))
+		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.MFlags(), fanotify.Mask(m.Mask), fanotify.Mask(m.Ignore)))
 	}
 	sort.Strings(out)
 	return out

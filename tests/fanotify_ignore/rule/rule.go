@@ -1,10 +1,9 @@
-package main
-
-// This file is the rule function of the suite: a small model of how the
+// Package rule is the rule function of fanotify_ignore and
+// fanotify_modify_clear: a small model of how the
 // kernel merges marks and ignore masks, written from fanotify_mark(2) and from
 // the fs/notify source, never from a run's output. Every generated case takes
-// its expected result from deliver(); the API cases take their errno from
-// markAdd().
+// its expected result from Kernel.Deliver; the API cases take their errno
+// from MarkAdd.
 //
 // Sources (Linux 6.x; names of functions, not line numbers, since they move):
 //   - fanotify_mark(2), FAN_MARK_IGNORED_MASK / FAN_MARK_IGNORE /
@@ -17,6 +16,8 @@ package main
 //     fsnotify_mask_applicable(), fsnotify_inode_watches_children().
 //   - fs/notify/fsnotify.c __fsnotify_parent(), fsnotify(), send_to_group().
 //   - fs/notify/fanotify/fanotify.c fanotify_group_event_mask().
+
+package rule
 
 import (
 	"golang.org/x/sys/unix"
@@ -54,7 +55,7 @@ var locNames = [...]string{"self", "parent", "mount", "fs"}
 func (l Loc) String() string { return locNames[l] }
 
 // markFlags returns the fanotify_mark(2) type flag of a location.
-func (l Loc) markFlags() uint {
+func (l Loc) MarkFlags() uint {
 	switch l {
 	case LocMount:
 		return unix.FAN_MARK_MOUNT
@@ -65,48 +66,48 @@ func (l Loc) markFlags() uint {
 }
 
 // mark is the kernel's struct fsnotify_mark as far as this suite cares.
-type mark struct {
-	group       int // index of the group in the case
-	loc         Loc
-	mask        uint32 // mark->mask
-	ignore      uint32 // mark->ignore_mask
-	ignoreFlags bool   // FSNOTIFY_MARK_FLAG_HAS_IGNORE_FLAGS (FAN_MARK_IGNORE was used)
-	surv        bool   // FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY
-	evictable   bool   // FSNOTIFY_MARK_FLAG_NO_IREF
+type Mark struct {
+	Group       int // index of the group in the case
+	Loc         Loc
+	Mask        uint32 // mark->mask
+	Ignore      uint32 // mark->ignore_mask
+	IgnoreFlags bool   // FSNOTIFY_MARK_FLAG_HAS_IGNORE_FLAGS (FAN_MARK_IGNORE was used)
+	Surv        bool   // FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY
+	Evictable   bool   // FSNOTIFY_MARK_FLAG_NO_IREF
 }
 
-// mflags is what fdinfo prints as mflags: fanotify_mark_user_flags()
+// MFlags is what fdinfo prints as mflags: fanotify_mark_user_flags()
 // (fs/notify/fanotify/fanotify.h) maps the internal flags back to
 // FAN_MARK_IGNORED_SURV_MODIFY, FAN_MARK_EVICTABLE and FAN_MARK_IGNORE.
-func (m *mark) mflags() uint64 {
+func (m *Mark) MFlags() uint64 {
 	var f uint64
-	if m.surv {
+	if m.Surv {
 		f |= unix.FAN_MARK_IGNORED_SURV_MODIFY
 	}
-	if m.evictable {
+	if m.Evictable {
 		f |= unix.FAN_MARK_EVICTABLE
 	}
-	if m.ignoreFlags {
+	if m.IgnoreFlags {
 		f |= unix.FAN_MARK_IGNORE
 	}
 	return f
 }
 
 // target describes the object a fanotify_mark(2) call names.
-type target struct {
-	loc   Loc
-	isDir bool // the inode is a directory (inode marks only)
-	// openForWrite: some task has the inode open for write
+type Target struct {
+	Loc   Loc
+	IsDir bool // the inode is a directory (inode marks only)
+	// OpenForWrite: some task has the inode open for write
 	// (fanotify_add_inode_mark: a non-surviving ignore mask is then silently not added).
-	openForWrite bool
+	OpenForWrite bool
 }
 
-// markAdd applies one fanotify_mark(FAN_MARK_ADD|flags, mask) call of a group
+// MarkAdd applies one fanotify_mark(FAN_MARK_ADD|flags, mask) call of a group
 // to the model, the way do_fanotify_mark() and fanotify_add_mark() do, and
 // returns the errno the call must fail with (0 for success). m is the group's
 // existing mark on that object, nil when there is none; the returned mark is
 // the mark after the call (nil when none exists).
-func markAdd(m *mark, group int, flags uint, mask uint32, tg target, dirFID bool) (*mark, unix.Errno) {
+func MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool) (*Mark, unix.Errno) {
 	ignore := flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORE)
 	// do_fanotify_mark: "We don't allow FAN_MARK_IGNORE & FAN_MARK_IGNORED_MASK together".
 	if ignore == unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE {
@@ -118,13 +119,13 @@ func markAdd(m *mark, group int, flags uint, mask uint32, tg target, dirFID bool
 		mask &^= fsEventFlags
 	}
 	// do_fanotify_mark: evictable is only for inode marks (EINVAL).
-	if flags&unix.FAN_MARK_EVICTABLE != 0 && tg.loc != LocSelf && tg.loc != LocParent {
+	if flags&unix.FAN_MARK_EVICTABLE != 0 && tg.Loc != LocSelf && tg.Loc != LocParent {
 		return m, unix.EINVAL
 	}
-	isInode := tg.loc == LocSelf || tg.loc == LocParent
+	isInode := tg.Loc == LocSelf || tg.Loc == LocParent
 	// fanotify_events_supported: with FAN_MARK_IGNORE (strict_dir_events),
 	// dirent events and the event flags in the mask of a non-dir inode: ENOTDIR.
-	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.isDir && mask&fsEventFlags != 0 {
+	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.IsDir && mask&fsEventFlags != 0 {
 		return m, unix.ENOTDIR
 	}
 	// do_fanotify_mark: "FAN_MARK_IGNORE requires SURV_MODIFY for
@@ -133,14 +134,14 @@ func markAdd(m *mark, group int, flags uint, mask uint32, tg target, dirFID bool
 		if !isInode {
 			return m, unix.EINVAL
 		}
-		if tg.isDir {
+		if tg.IsDir {
 			return m, unix.EISDIR
 		}
 	}
 	// do_fanotify_mark: "Mask out FAN_EVENT_ON_CHILD flag for sb/mount/non-dir
 	// marks"; a group reporting the parent fid registers for events with
 	// parent/name info instead (not for ignore masks).
-	if !isInode || !tg.isDir {
+	if !isInode || !tg.IsDir {
 		mask &^= fsOnChild
 		if dirFID && ignore == 0 {
 			mask |= fsOnChild
@@ -148,79 +149,80 @@ func markAdd(m *mark, group int, flags uint, mask uint32, tg target, dirFID bool
 	}
 	// fanotify_add_inode_mark: a non-surviving ignore mask is not added while
 	// the inode is open for write (the call still returns 0).
-	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.openForWrite {
+	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.OpenForWrite {
 		return m, 0
 	}
 	orig := m
 	if m == nil {
 		// fanotify_add_new_mark: FAN_MARK_EVICTABLE creates a NO_IREF mark.
-		m = &mark{group: group, loc: tg.loc, evictable: flags&unix.FAN_MARK_EVICTABLE != 0}
+		m = &Mark{Group: group, Loc: tg.Loc, Evictable: flags&unix.FAN_MARK_EVICTABLE != 0}
 	} else {
 		cp := *m
 		m = &cp
 	}
 	// fanotify_may_update_existing_mark (runs on new marks too, harmlessly).
-	if flags&unix.FAN_MARK_EVICTABLE != 0 && !m.evictable {
+	if flags&unix.FAN_MARK_EVICTABLE != 0 && !m.Evictable {
 		return orig, unix.EEXIST // non-evictable cannot be downgraded to evictable
 	}
-	if ignore == unix.FAN_MARK_IGNORED_MASK && m.ignoreFlags {
+	if ignore == unix.FAN_MARK_IGNORED_MASK && m.IgnoreFlags {
 		return orig, unix.EEXIST // new ignore semantics cannot be downgraded to old
 	}
-	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && m.surv {
+	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && m.Surv {
 		return orig, unix.EEXIST // surviving ignore mask cannot be downgraded
 	}
 	// fanotify_mark_add_to_mask / fanotify_mark_update_flags.
 	if ignore == 0 {
-		m.mask |= mask
+		m.Mask |= mask
 	} else {
-		m.ignore |= mask
+		m.Ignore |= mask
 	}
 	if ignore == unix.FAN_MARK_IGNORE {
-		m.ignoreFlags = true
+		m.IgnoreFlags = true
 	}
 	if ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY != 0 {
-		m.surv = true
+		m.Surv = true
 	}
 	if isInode && flags&unix.FAN_MARK_EVICTABLE == 0 {
-		m.evictable = false // NO_IREF may be removed from a mark, never added
+		m.Evictable = false // NO_IREF may be removed from a mark, never added
 	}
 	return m, 0
 }
 
-// kernel selects which of the two fixes of the seed thread the model applies.
+// Kernel selects which of the two fixes of the seed thread the model applies.
 // The running kernel is expected to have both; a case whose result changes
 // when one is turned off depends on it and names it (harness.Fix).
-type kernel struct {
-	// parentIgnoreFix: 4f0b903ded72 "fsnotify: fix merge with parent's
+type Kernel struct {
+	// ParentIgnoreFix: 4f0b903ded72 "fsnotify: fix merge with parent's
 	// ignored mask": the object's interest mask includes the ignore mask.
-	parentIgnoreFix bool
-	// modifyOpt: 04e317ba72d0 "fsnotify: optimize FS_MODIFY events with no
+	ParentIgnoreFix bool
+	// ModifyOpt: 04e317ba72d0 "fsnotify: optimize FS_MODIFY events with no
 	// ignored masks": a non-surviving ignore mask puts FS_MODIFY in the
 	// object's interest mask, and fsnotify() no longer walks the marks of
 	// every FS_MODIFY event.
-	modifyOpt bool
+	ModifyOpt bool
 }
 
-var fixedKernel = kernel{parentIgnoreFix: true, modifyOpt: true}
+// Fixed is a kernel with both fixes: the one every case expects.
+var Fixed = Kernel{ParentIgnoreFix: true, ModifyOpt: true}
 
 // ignoredEvents is fsnotify_ignored_events(): the event bits of the ignore mask.
-func ignoredEvents(m *mark) uint32 { return m.ignore & allEvents }
+func ignoredEvents(m *Mark) uint32 { return m.Ignore & allEvents }
 
-// calcMask is fsnotify_calc_mask(): the mark's contribution to its object's
+// CalcMask is fsnotify_calc_mask(): the mark's contribution to its object's
 // interest mask (i_fsnotify_mask, mnt_fsnotify_mask, s_fsnotify_mask).
-func (k kernel) calcMask(m *mark) uint32 {
-	mask := m.mask
+func (k Kernel) CalcMask(m *Mark) uint32 {
+	mask := m.Mask
 	if ignoredEvents(m) == 0 {
 		return mask
 	}
 	// "Interest in FS_MODIFY may be needed for clearing ignore mask" (04e317ba72d0).
-	if k.modifyOpt && !m.surv {
+	if k.ModifyOpt && !m.Surv {
 		mask |= fsModify
 	}
 	// "If mark is interested in ignoring events on children, the object must
 	// show interest in those events for fsnotify_parent() to notice it" (4f0b903ded72).
-	if k.parentIgnoreFix {
-		mask |= m.ignore
+	if k.ParentIgnoreFix {
+		mask |= m.Ignore
 	}
 	return mask
 }
@@ -229,14 +231,14 @@ func (k kernel) calcMask(m *mark) uint32 {
 // in the ignore mask decide; the legacy ignore mask always applies to
 // directories and applies to children when the mark's own mask has
 // FAN_EVENT_ON_CHILD.
-func ignoreMask(m *mark) uint32 {
-	im := m.ignore
-	if m.ignoreFlags {
+func ignoreMask(m *Mark) uint32 {
+	im := m.Ignore
+	if m.IgnoreFlags {
 		return im
 	}
 	im |= fsISDIR
 	im &^= fsOnChild
-	im |= m.mask & fsOnChild
+	im |= m.Mask & fsOnChild
 	return im
 }
 
@@ -253,7 +255,7 @@ func applicable(mask uint32, isDir, viaParent bool) bool {
 }
 
 // effectiveIgnore is fsnotify_effective_ignore_mask().
-func effectiveIgnore(m *mark, isDir, viaParent bool) uint32 {
+func effectiveIgnore(m *Mark, isDir, viaParent bool) uint32 {
 	im := ignoredEvents(m)
 	if im == 0 {
 		return 0
@@ -268,16 +270,16 @@ func effectiveIgnore(m *mark, isDir, viaParent bool) uint32 {
 	return im & allEvents
 }
 
-// deliver runs one event ev (a single event bit) on the object (a directory
+// Deliver runs one event ev (a single event bit) on the object (a directory
 // when isDir) through the model and returns, for each group index, the mask
 // the group reports (0: no event). fid[g] says the group reports FIDs (then
 // FAN_ONDIR is reported; fanotify_group_event_mask drops the event flags for
 // fd groups). marks is updated in place: FS_MODIFY clears the non-surviving
 // ignore masks of every mark it visits (send_to_group).
-func (k kernel) deliver(marks []*mark, ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+func (k Kernel) Deliver(marks []*Mark, ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
 	var obj [4]uint32
 	for _, m := range marks {
-		obj[m.loc] |= k.calcMask(m)
+		obj[m.Loc] |= k.CalcMask(m)
 	}
 	// __fsnotify_parent: the parent is notified (and its marks visited, as
 	// FSNOTIFY_ITER_TYPE_PARENT) only when it watches children
@@ -291,20 +293,20 @@ func (k kernel) deliver(marks []*mark, ev uint32, isDir bool, fid map[int]bool) 
 	if parentVisited {
 		interest |= pMask
 	}
-	if ev&interest == 0 && (k.modifyOpt || ev != fsModify) {
+	if ev&interest == 0 && (k.ModifyOpt || ev != fsModify) {
 		return map[int]uint32{}
 	}
-	visited := func(m *mark) bool { return m.loc != LocParent || parentVisited }
-	groups := map[int][]*mark{}
+	visited := func(m *Mark) bool { return m.Loc != LocParent || parentVisited }
+	groups := map[int][]*Mark{}
 	var order []int
 	for _, m := range marks {
 		if !visited(m) {
 			continue
 		}
-		if _, ok := groups[m.group]; !ok {
-			order = append(order, m.group)
+		if _, ok := groups[m.Group]; !ok {
+			order = append(order, m.Group)
 		}
-		groups[m.group] = append(groups[m.group], m)
+		groups[m.Group] = append(groups[m.Group], m)
 	}
 	out := map[int]uint32{}
 	for _, g := range order {
@@ -312,20 +314,20 @@ func (k kernel) deliver(marks []*mark, ev uint32, isDir bool, fid map[int]bool) 
 		// send_to_group: "clear ignored on inode modification".
 		if ev == fsModify {
 			for _, m := range gm {
-				if !m.surv {
-					m.ignore = 0
+				if !m.Surv {
+					m.Ignore = 0
 				}
 			}
 		}
 		// fanotify_group_event_mask.
 		var marksMask, ignored uint32
 		for _, m := range gm {
-			viaParent := m.loc == LocParent
+			viaParent := m.Loc == LocParent
 			ignored |= effectiveIgnore(m, isDir, viaParent)
-			if !applicable(m.mask, isDir, viaParent) {
+			if !applicable(m.Mask, isDir, viaParent) {
 				continue
 			}
-			marksMask |= m.mask
+			marksMask |= m.Mask
 		}
 		eventMask := ev
 		if isDir {
