@@ -33,7 +33,7 @@ import (
 // interleaving with the watch toggling is the scheduler's).
 const (
 	envSeed  = "FSNOTIFY_PARENT_SEED"
-	raceFor  = time.Second
+	raceFor  = 750 * time.Millisecond
 	planLen  = 5000
 	maxNames = 8 // per actor, in w and u together
 )
