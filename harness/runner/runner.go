@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -126,7 +125,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 		out = io.MultiWriter(opt.Out, f)
 	}
 
-	m := &merger{w: tap.NewWriter(out, opt.Format), outcomes: make([]*Outcome, len(bins)), opt: opt}
+	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
 	prog := newProgress(opt.Progress, opt.Live, bins)
@@ -151,7 +150,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 						o = &Outcome{Binary: bins[i], ExitCode: -1, Interrupted: true}
 					} else {
 						prog.running(i)
-						o = runOne(ctx, bins[i], opt, prog.counter(i))
+						o = runOne(ctx, bins[i], opt, prog.counter(i), m.stream(i))
 					}
 					judge(o, opt.Timeout, opt.Strict)
 					prog.done(i, o)
@@ -224,67 +223,8 @@ func (r *Report) writeFiles(suite string) error {
 	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
 }
 
-// merger writes finished binaries into the merged stream in list order.
-type merger struct {
-	mu       sync.Mutex
-	w        *tap.Writer
-	outcomes []*Outcome
-	next     int
-	opt      Options
-}
-
-func (m *merger) finish(i int, o *Outcome) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.outcomes[i] = o
-	for m.next < len(m.outcomes) && m.outcomes[m.next] != nil {
-		m.emit(m.next+1, m.outcomes[m.next])
-		m.next++
-	}
-}
-
-// emit writes one binary's block: its stream re-indented under a
-// "# Subtest:" header, the runner's diagnostics, and the closing result line.
-func (m *merger) emit(n int, o *Outcome) {
-	var b strings.Builder
-	const ind = "    "
-	if m.opt.Format == tap.KTAP {
-		b.WriteString(ind + "KTAP version 1\n")
-	}
-	b.WriteString(ind + "# Subtest: " + o.Binary.Name + "\n")
-	lines := strings.Split(strings.TrimRight(string(o.Stdout), "\n"), "\n")
-	dropped := false
-	for _, l := range lines {
-		l = strings.TrimRight(l, "\r")
-		if !dropped && strings.TrimSpace(l) == "" {
-			continue
-		}
-		if !dropped {
-			dropped = true
-			if strings.HasPrefix(l, "TAP version ") || strings.HasPrefix(l, "KTAP version ") {
-				continue
-			}
-		}
-		if l == "" {
-			b.WriteString("\n")
-			continue
-		}
-		b.WriteString(ind + l + "\n")
-	}
-	if o.Stream != nil && o.Stream.Plan < 0 {
-		// Close the block with a trailing plan so that nested parsers accept it.
-		fmt.Fprintf(&b, "%s1..%d\n", ind, len(o.Stream.Children))
-	}
-	m.w.Raw(b.String())
-	if len(o.Notes) > 0 {
-		m.w.Diag(strings.Join(o.Notes, "\n"))
-	}
-	r := tap.Result{OK: !o.Node.Status.Failed(), Name: o.Binary.Name, Directive: o.Node.Directive, Reason: o.Node.Reason}
-	m.w.Result(r)
-}
-
 // runOne runs b to completion, to its deadline, or to ctx's end.
-func runOne(ctx context.Context, b Binary, opt Options, live io.Writer) *Outcome {
+func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
 	args := append([]string(nil), opt.PassArgs...)
 	if b.IsPerf() {
@@ -295,8 +235,10 @@ func runOne(ctx context.Context, b Binary, opt Options, live io.Writer) *Outcome
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	outW, errW := io.Writer(&stdout), io.Writer(&stderr)
-	if live != nil {
-		outW = io.MultiWriter(outW, live)
+	for _, w := range live {
+		if w != nil {
+			outW = io.MultiWriter(outW, w)
+		}
 	}
 	if opt.ResultsDir != "" {
 		base := filepath.Join(opt.ResultsDir, "logs", b.Name)

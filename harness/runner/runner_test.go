@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,4 +405,53 @@ func TestLiveProgress(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, !strings.Contains(prog.String(), "\x1b"), "escape codes without a terminal: %q", prog.String())
 	assert.Assert(t, is.Regexp(`^PASS +good +1 ok +0 fail +1 skip +[0-9.]+s\n$`, prog.String()))
+}
+
+// syncBuffer is a bytes.Buffer safe for the runner's writers and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestStreamsLive checks that the block of the first unfinished binary
+// reaches the merged stream while the binary still runs, and that a later
+// binary running beside it is held back until its turn.
+func TestStreamsLive(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	// slow waits for the gate file that the test creates once it saw slow's first line.
+	slow := fake(t, dir, "slow", fmt.Sprintf("echo 'TAP version 13'\necho 1..2\necho 'ok 1 early'\nwhile [ ! -e %s ]; do sleep 0.05; done\necho 'ok 2 late'\n", gate))
+	quick := fake(t, dir, "quick", "echo 1..1\necho 'ok 1 q'\n")
+	var out syncBuffer
+	done := make(chan *Report)
+	go func() {
+		rep, err := Run(context.Background(), []Binary{slow, quick}, Options{Out: &out, Jobs: 2, Timeout: 20 * time.Second})
+		assert.Check(t, err)
+		done <- rep
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "    ok 1 early\n") {
+		assert.Assert(t, time.Now().Before(deadline), "first line never streamed; got %q", out.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // quick has long finished by now
+	assert.Assert(t, !strings.Contains(out.String(), "quick"), "a later block leaked into the current one: %q", out.String())
+	assert.NilError(t, os.WriteFile(gate, nil, 0o644))
+	rep := <-done
+	assert.Equal(t, rep.ExitCode(false), 0)
+	assert.Equal(t, out.String(), "TAP version 13\n1..2\n"+
+		"    # Subtest: slow\n    1..2\n    ok 1 early\n    ok 2 late\nok 1 slow\n"+
+		"    # Subtest: quick\n    1..1\n    ok 1 q\nok 2 quick\n")
 }
