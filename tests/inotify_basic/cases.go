@@ -479,27 +479,45 @@ func coalesceIdentical(t *harness.T) {
 // generated"; IN_Q_OVERFLOW "wd is -1". fs/notify/notification.c
 // fsnotify_insert_event: at q_len >= max_events the group's single overflow
 // event is queued once (it counts in q_len) and later events are dropped
-// while it is queued; reading it makes room again.
+// while it is queued; reading it makes room again. Alternating writes and
+// reads give alternating IN_MODIFY and IN_ACCESS, which never coalesce
+// (inotify_merge compares with the last queued event only).
 //
 // The limit is 16384 by default, too many for one actor round trip each, so
-// the test process itself makes the files here with mknod(2): only the
-// sequence matters, and inotify events carry no pid.
+// the test process itself writes and reads here: only the sequence matters,
+// and inotify events carry no pid.
 func queueOverflow(t *harness.T) {
-	dir := t.Path("q")
-	mkdir(t, dir)
+	f := t.Path("f")
+	writeFile(t, f, "x")
+	fd, err := unix.Open(f, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
 	in, limit := overflowInstance(t)
-	wd := watch(t, in, dir, unix.IN_CREATE)
+	wd := watch(t, in, f, unix.IN_MODIFY|unix.IN_ACCESS)
 	// limit events fill the queue, the next one queues IN_Q_OVERFLOW, the
 	// one after that is dropped.
 	n := limit + 2
 	want := make([]inotify.Event, 0, limit+1)
+	buf := []byte("x")
 	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("n%d", i)
-		if err := unix.Mknod(dir+"/"+name, unix.S_IFREG|0o644, 0); err != nil {
-			t.Fatalf("mknod %s: %v", name, err)
+		mask := uint32(unix.IN_MODIFY)
+		var err error
+		if i%2 == 0 {
+			_, err = unix.Pwrite(fd, buf, 0)
+		} else {
+			mask = unix.IN_ACCESS
+			var m int
+			if m, err = unix.Pread(fd, buf, 0); err == nil && m != 1 {
+				err = fmt.Errorf("pread returned %d bytes, want 1", m)
+			}
+		}
+		if err != nil {
+			t.Fatalf("operation %d: %v", i, err)
 		}
 		if i < limit {
-			want = append(want, ev(wd, unix.IN_CREATE, name))
+			want = append(want, ev(wd, mask, ""))
 		}
 	}
 	want = append(want, inotify.Event{Wd: -1, Mask: unix.IN_Q_OVERFLOW})
@@ -507,9 +525,9 @@ func queueOverflow(t *harness.T) {
 	if err != nil {
 		t.Fatalf("reading events: %v", err)
 	}
-	expectLong(t, fmt.Sprintf("max_queued_events=%d; watch dir IN_CREATE; create %d files", limit, n), got, want)
+	expectLong(t, fmt.Sprintf("max_queued_events=%d; watch file IN_MODIFY|IN_ACCESS; %d alternating pwrite/pread", limit, n), got, want)
 	a := t.Actor()
 	runSteps(t, in, "after reading the overflowed queue", []step{
-		{"actor creates after", func() error { return a.Touch(dir + "/after") }, []inotify.Event{ev(wd, unix.IN_CREATE, "after")}},
+		{"actor writes f", func() error { return a.WriteFile(f, []byte("y")) }, []inotify.Event{ev(wd, unix.IN_MODIFY, "")}},
 	})
 }
