@@ -152,9 +152,10 @@ var (
 // Parse reads a TAP13 stream (with indented "# Subtest:" blocks and YAML
 // blocks), a KTAP v1 stream, or kselftest's run_kselftest.sh output, and
 // returns its tree. The root's Status sums the stream up: fail if anything
-// failed (Failed), skip for "1..0 # SKIP", else pass. It is tolerant: unknown lines become diagnostics and a
-// truncated stream yields StatusMissing nodes rather than an error. The error is
-// only for a failing reader.
+// failed (see Node.Failed), skip for "1..0 # SKIP", else pass. Parse is
+// tolerant: unknown lines become diagnostics, and a truncated stream yields
+// StatusMissing nodes and Problems rather than an error. The error is only
+// for a failing reader.
 func Parse(r io.Reader) (*Node, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
