@@ -140,28 +140,33 @@ type Summary struct {
 
 // Result is everything an experiment measured and decided.
 type Result struct {
-	Suite      string             `json:"suite"`
-	Name       string             `json:"name"`
-	Mode       string             `json:"mode"` // gate, aa or inject
-	Profile    string             `json:"profile"`
-	Base       string             `json:"base"`
-	Cond       string             `json:"cond"`
-	Gate       Gate               `json:"gate"`
-	Inject     float64            `json:"inject,omitempty"`
-	SpinPerOp  int                `json:"spin_per_op,omitempty"`
-	SpinNs     float64            `json:"spin_ns_per_iter,omitempty"`
-	OpsPerRun  int                `json:"ops_per_run"` // operations per condition per block
-	Chunks     int                `json:"chunks"`
-	Blocks     int                `json:"blocks"`
-	Seconds    float64            `json:"seconds"`
-	Confidence float64            `json:"confidence"`
-	CPU        CPUPlan            `json:"cpu"`
-	ClockNs    float64            `json:"clock_ns,omitempty"` // cost of one clock read, included in latencies
-	Env        *Env               `json:"env,omitempty"`
-	Summaries  map[string]Summary `json:"summaries"`
-	Verdict    Verdict            `json:"verdict"`
-	Reason     string             `json:"reason"`
-	Runs       []RunRecord        `json:"runs"`
+	Suite      string  `json:"suite"`
+	Name       string  `json:"name"`
+	Mode       string  `json:"mode"` // gate, aa or inject
+	Profile    string  `json:"profile"`
+	Base       string  `json:"base"`
+	Cond       string  `json:"cond"`
+	Gate       Gate    `json:"gate"`
+	Inject     float64 `json:"inject,omitempty"`
+	SpinPerOp  int     `json:"spin_per_op,omitempty"`
+	SpinNs     float64 `json:"spin_ns_per_iter,omitempty"`
+	OpsPerRun  int     `json:"ops_per_run"` // operations per condition per block
+	Chunks     int     `json:"chunks"`
+	Blocks     int     `json:"blocks"`
+	Seconds    float64 `json:"seconds"`
+	Confidence float64 `json:"confidence"`
+	// Precision, when non-zero, is the relative half-width the gate ratio's
+	// interval must reach before a verdict stops the experiment (with -save and
+	// -baseline: a quarter of the regression threshold, so that saved results pass
+	// the comparison's variability gate of half the threshold).
+	Precision float64            `json:"precision,omitempty"`
+	CPU       CPUPlan            `json:"cpu"`
+	ClockNs   float64            `json:"clock_ns,omitempty"` // cost of one clock read, included in latencies
+	Env       *Env               `json:"env,omitempty"`
+	Summaries map[string]Summary `json:"summaries"`
+	Verdict   Verdict            `json:"verdict"`
+	Reason    string             `json:"reason"`
+	Runs      []RunRecord        `json:"runs"`
 }
 
 // DefaultChunks is the number of timed chunks of each condition in a block.
@@ -215,6 +220,9 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 		res.Confidence = SelfCheckConfidence
 	}
 	res.Base, res.Cond = base.Name, cond.Name
+	if o.Save != "" || len(o.Baselines) > 0 {
+		res.Precision = o.Threshold / 4
+	}
 	env := CollectEnv(e.FSPath)
 	res.Env = &env
 
@@ -304,12 +312,12 @@ type meter struct {
 	per     int // operations per chunk
 	latency bool
 	run     *Run
-	warmLat []int64    // latencies of untimed operations, discarded
+	warmLat []int64 // latencies of untimed operations, discarded
 	// rewarm: a condition changes a setting around its chunks (Before/After), so
 	// every chunk of both conditions follows an untimed quarter-size warm-up.
 	rewarm bool
-	ns      [2][]int64 // chunk times of each condition in the current block
-	lat     [2][]int64 // per-operation latencies of each condition in the block
+	ns     [2][]int64 // chunk times of each condition in the current block
+	lat    [2][]int64 // per-operation latencies of each condition in the block
 }
 
 func newMeter(n, chunks int, latency bool) *meter {
@@ -508,6 +516,11 @@ func (r *Result) decide(final bool) bool {
 		return false
 	}
 	ivs := fmtRatio(iv)
+	if r.Precision > 0 && iv.HalfWidth() > r.Precision && !final {
+		// Results to be saved or compared with a baseline must be precise
+		// enough for the baseline's variability gate, decided or not.
+		return false
+	}
 	switch r.Mode {
 	case "aa":
 		switch {

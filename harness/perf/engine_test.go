@@ -140,6 +140,9 @@ func TestSaveLoadBenchBaseline(t *testing.T) {
 	o.Save = filepath.Join(dir, "old.json")
 	res := measure(t, &Experiment{Name: "rt", Base: spinCond("a", 300), Cond: spinCond("b", 300),
 		Gate: Gate{Max: 1.03}}, o)
+	if hw := res.Summaries[NsPerOp].Ratio.HalfWidth(); res.Precision != 0.0125 || hw > res.Precision {
+		t.Errorf("with -save: precision target %v, interval ±%.4f", res.Precision, hw)
+	}
 	if err := Record(res, o); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,12 @@ package perf
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 )
@@ -55,6 +58,8 @@ type Options struct {
 	// Strict turns undecided verdicts into failures even if the harness's own -strict
 	// is not set.
 	Strict bool
+
+	saveDir int // O_PATH descriptor of Save's directory, 0 if none
 }
 
 // Flags holds the options this package adds to every harness binary's command line
@@ -79,8 +84,13 @@ func (o *Options) Register(fs *flag.FlagSet) {
 		o.Profile = s
 		return nil
 	})
-	fs.StringVar(&o.Save, "save", o.Save, "write every perf sample and the environment to `FILE` (JSON) and FILE.txt (Go benchmark format, for benchstat)")
+	fs.Func("save", "write every perf sample and the environment to `FILE` (JSON) and FILE.txt (Go benchmark format, for benchstat)", o.setSave)
 	fs.Func("baseline", "compare with results saved by -save on another kernel (`FILE`; repeat: before-A, before-B gives a drift check)", func(s string) error {
+		// Loaded now: the test binary later mounts its workspace over /tmp, where
+		// the file may be.
+		if _, err := loadCached(s); err != nil {
+			return err
+		}
 		o.Baselines = append(o.Baselines, s)
 		return nil
 	})
@@ -116,6 +126,25 @@ func (o *Options) Register(fs *flag.FlagSet) {
 		o.Confidence = v
 		return nil
 	})
+}
+
+// setSave records the -save path and opens its directory now, so that the file can
+// still be written after the test binary has mounted its workspace tmpfs over /tmp
+// (or over the directory holding the file).
+func (o *Options) setSave(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	dfd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("save %s: open directory: %w", path, err)
+	}
+	if o.saveDir > 0 {
+		unix.Close(o.saveDir)
+	}
+	o.Save, o.saveDir = abs, dfd
+	return nil
 }
 
 // ParsePercent parses "2%", "2" (percent) or "0.02%"; a value without a percent sign

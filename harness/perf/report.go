@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // FileFormat identifies files written by -save.
@@ -51,8 +54,11 @@ func Record(r *Result, o *Options) error {
 		f.Env = r.Env
 	}
 	f.Results = append(f.Results, r)
-	if o.Save == "" {
+	switch {
+	case o.Save == "":
 		return nil
+	case o.saveDir > 0:
+		return f.saveAt(o.saveDir, o.Save)
 	}
 	return f.Save(o.Save)
 }
@@ -68,27 +74,53 @@ func BenchPath(path string) string {
 
 // Save writes f as JSON to path and in Go benchmark format to BenchPath(path).
 func (f *SavedFile) Save(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	dfd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("save %s: open directory: %w", path, err)
+	}
+	defer unix.Close(dfd)
+	return f.saveAt(dfd, abs)
+}
+
+// saveAt writes the two files into the directory open as dfd, under the base names
+// of path and BenchPath(path).
+func (f *SavedFile) saveAt(dfd int, path string) error {
 	b, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+	if err := writeFileAt(dfd, filepath.Base(path), append(b, '\n')); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	if err := f.WriteBench(&buf); err != nil {
 		return err
 	}
-	return writeFileAtomic(BenchPath(path), buf.Bytes())
+	return writeFileAt(dfd, filepath.Base(BenchPath(path)), buf.Bytes())
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("save results: %w", err)
+// writeFileAt replaces name in the directory dfd atomically (write a temporary
+// file, then rename it over name).
+func writeFileAt(dfd int, name string, data []byte) error {
+	tmp := name + ".tmp"
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("save results: create %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save results: %w", err)
+	w := os.NewFile(uintptr(fd), tmp)
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return fmt.Errorf("save results: write %s: %w", tmp, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("save results: close %s: %w", tmp, err)
+	}
+	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
+		return fmt.Errorf("save results: rename %s: %w", tmp, err)
 	}
 	return nil
 }
