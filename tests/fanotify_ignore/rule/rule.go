@@ -277,9 +277,24 @@ func effectiveIgnore(m *Mark, isDir, viaParent bool) uint32 {
 // fd groups). marks is updated in place: FS_MODIFY clears the non-surviving
 // ignore masks of every mark it visits (send_to_group).
 func (k Kernel) Deliver(marks []*Mark, ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+	return k.DeliverAs(marks, func(m *Mark) (Loc, bool) { return m.Loc, true }, ev, isDir, fid)
+}
+
+// DeliverAs is Deliver for an event on another object than the one the
+// marks' locations are named after: role gives, for each mark, the part it
+// plays for this event (LocSelf: the object's own inode mark, LocParent: its
+// parent's, LocMount, LocFS), or false when the mark is not on any object
+// the event concerns (an inode mark on another file).
+func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+	roles := map[*Mark]Loc{}
 	var obj [4]uint32
 	for _, m := range marks {
-		obj[m.Loc] |= k.CalcMask(m)
+		r, ok := role(m)
+		if !ok {
+			continue
+		}
+		roles[m] = r
+		obj[r] |= k.CalcMask(m)
 	}
 	// __fsnotify_parent: the parent is notified (and its marks visited, as
 	// FSNOTIFY_ITER_TYPE_PARENT) only when it watches children
@@ -296,11 +311,11 @@ func (k Kernel) Deliver(marks []*Mark, ev uint32, isDir bool, fid map[int]bool) 
 	if ev&interest == 0 && (k.ModifyOpt || ev != fsModify) {
 		return map[int]uint32{}
 	}
-	visited := func(m *Mark) bool { return m.Loc != LocParent || parentVisited }
 	groups := map[int][]*Mark{}
 	var order []int
 	for _, m := range marks {
-		if !visited(m) {
+		r, ok := roles[m]
+		if !ok || (r == LocParent && !parentVisited) {
 			continue
 		}
 		if _, ok := groups[m.Group]; !ok {
@@ -322,7 +337,7 @@ func (k Kernel) Deliver(marks []*Mark, ev uint32, isDir bool, fid map[int]bool) 
 		// fanotify_group_event_mask.
 		var marksMask, ignored uint32
 		for _, m := range gm {
-			viaParent := m.Loc == LocParent
+			viaParent := roles[m] == LocParent
 			ignored |= effectiveIgnore(m, isDir, viaParent)
 			if !applicable(m.Mask, isDir, viaParent) {
 				continue

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"golang.org/x/sys/unix"
+)
+
+// obj names the objects of a case's tree:
+//
+//	<case dir>/dir         the directory (rule.LocParent marks are on it)
+//	<case dir>/dir/file    the file (rule.LocSelf marks are on it)
+//	<case dir>/dir/other   another file in dir, on no inode mark
+type obj int
+
+const (
+	objFile obj = iota
+	objOther
+	objDir
+)
+
+var objNames = [...]string{"dir/file", "dir/other", "dir"}
+
+func (o obj) String() string { return objNames[o] }
+
+// world is one case's tree, actor, group and mark model.
+type world struct {
+	t     *harness.T
+	root  string
+	paths [3]string
+	a     *actor.Actor
+	g     *fanotify.Group
+	marks map[rule.Loc]*rule.Mark
+}
+
+func newWorld(t *harness.T) *world {
+	w := &world{t: t, root: t.FS().Root, marks: map[rule.Loc]*rule.Mark{}}
+	dir := t.Path("dir")
+	w.paths = [3]string{filepath.Join(dir, "file"), filepath.Join(dir, "other"), dir}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	for _, p := range w.paths[:2] {
+		if err := os.WriteFile(p, []byte("data\n"), 0o644); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	w.a = t.Actor()
+	w.g = t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	return w
+}
+
+// path is what a mark at loc names.
+func (w *world) path(loc rule.Loc) string {
+	switch loc {
+	case rule.LocSelf:
+		return w.paths[objFile]
+	case rule.LocParent:
+		return w.paths[objDir]
+	}
+	return w.root
+}
+
+// markCall is one fanotify_mark(FAN_MARK_ADD|flags, mask) on the object at loc.
+type markCall struct {
+	loc   rule.Loc
+	flags uint
+	mask  uint32
+	want  unix.Errno // the errno fanotify_user.c gives it (0: success)
+}
+
+func (c markCall) String() string {
+	return fmt.Sprintf("%s %s %s", c.loc, fanotify.MarkFlagsString(c.flags|c.loc.MarkFlags()|unix.FAN_MARK_ADD), fanotify.Mask(c.mask))
+}
+
+// mark places a mark, checks its errno against the case's and the model's
+// (rule.MarkAdd), and updates the model.
+func (w *world) mark(c markCall) {
+	t := w.t
+	tg := rule.Target{Loc: c.loc, IsDir: c.loc == rule.LocParent}
+	nm, model := rule.MarkAdd(w.marks[c.loc], 0, c.flags|c.loc.MarkFlags(), c.mask, tg, false)
+	if model != c.want {
+		t.Fatalf("rule error: model predicts %s for %s, the case says %s", errnoStr(model), c, errnoStr(c.want))
+	}
+	err := w.g.Add(c.flags|c.loc.MarkFlags(), uint64(c.mask), w.path(c.loc))
+	var got unix.Errno
+	if err != nil && !errors.As(err, &got) {
+		t.Fatalf("%s: %v", c, err)
+	}
+	if got != c.want {
+		t.Fatalf("%s: got %s, want %s (%v)", c, errnoStr(got), errnoStr(c.want), err)
+	}
+	if got == 0 && nm != nil {
+		w.marks[c.loc] = nm
+	}
+}
+
+func errnoStr(e unix.Errno) string {
+	if e == 0 {
+		return "success"
+	}
+	return unix.ErrnoName(e)
+}
+
+// role says what part a mark plays for an event on o: the file's inode mark
+// is the object's own for events on the file and takes no part in events on
+// the other file or the directory; the directory's mark is the parent's for
+// events on its entries and the object's own for events on the directory.
+func role(o obj) func(*rule.Mark) (rule.Loc, bool) {
+	return func(m *rule.Mark) (rule.Loc, bool) {
+		switch {
+		case m.Loc == rule.LocSelf:
+			return rule.LocSelf, o == objFile
+		case m.Loc == rule.LocParent && o == objDir:
+			return rule.LocSelf, true
+		}
+		return m.Loc, true
+	}
+}
+
+// step is one actor operation and the events it generates, in order
+// (fs/notify: open -> FS_OPEN, write -> FS_MODIFY, close -> FS_CLOSE_WRITE or
+// FS_CLOSE_NOWRITE).
+type step struct {
+	what string
+	o    obj
+	evs  []uint32
+	run  func(w *world) error
+}
+
+// openClose opens o read-only and closes it.
+func openClose(o obj) step {
+	return step{what: "open+close " + o.String(), o: o, evs: []uint32{unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE},
+		run: func(w *world) error {
+			flags := unix.O_RDONLY
+			if o == objDir {
+				flags |= unix.O_DIRECTORY
+			}
+			fd, err := w.a.Open(w.paths[o], flags, 0)
+			if err != nil {
+				return err
+			}
+			return w.a.Close(fd)
+		}}
+}
+
+// write opens o for writing, writes one byte and closes it.
+func write(o obj) step {
+	return step{what: "open(O_WRONLY)+write+close " + o.String(), o: o,
+		evs: []uint32{unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE},
+		run: func(w *world) error {
+			fd, err := w.a.Open(w.paths[o], unix.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := w.a.Write(fd, []byte("d")); err != nil {
+				return err
+			}
+			return w.a.Close(fd)
+		}}
+}
+
+// do runs a step through the actor, drains the group and compares what
+// arrived with what the model (rule.Fixed) says each of the step's events
+// gives, in order. The model's marks are updated (FS_MODIFY clears
+// non-surviving ignore masks).
+func (w *world) do(s step, setup string) {
+	t := w.t
+	marks := w.modelMarks()
+	var want []fanotify.Event
+	for _, ev := range s.evs {
+		m := rule.Fixed.DeliverAs(marks, role(s.o), ev, s.o == objDir, map[int]bool{})[0]
+		if m != 0 {
+			want = append(want, fanotify.Event{Mask: fanotify.Mask(m), Pid: int32(w.a.Pid()), Path: w.paths[s.o]})
+		}
+	}
+	if err := s.run(w); err != nil {
+		t.Fatalf("actor %s: %v", s.what, err)
+	}
+	got, err := w.g.Drain()
+	if err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	expect.Fanotify(t, setup+"; actor "+s.what, got, want)
+}
+
+func (w *world) modelMarks() []*rule.Mark {
+	var out []*rule.Mark
+	for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+		if m := w.marks[l]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// kdev is the kernel's encoding of a device number as fdinfo prints it
+// (MKDEV: major << 20 | minor), from a stat(2) st_dev.
+func kdev(dev uint64) uint64 { return uint64(unix.Major(dev))<<20 | uint64(unix.Minor(dev)) }
+
+// checkStates compares the group's marks in /proc/self/fdinfo (mask,
+// ignored_mask, mflags: fs/notify/fdinfo.c fanotify_fdinfo) with the model,
+// so a case fails for the right reason.
+func (w *world) checkStates(when string) {
+	t := w.t
+	ms, err := w.g.Marks()
+	if err != nil {
+		t.Fatalf("fdinfo: %v", err)
+	}
+	ino := func(p string) uint64 {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil {
+			return 0
+		}
+		return st.Ino
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(w.root, &st); err != nil {
+		t.Fatalf("stat %s: %v", w.root, err)
+	}
+	sdev := kdev(st.Dev)
+	var got, want []string
+	for _, m := range ms {
+		var loc string
+		switch {
+		case m.Kind == fanotify.InodeMark && m.Sdev == sdev && m.Ino == ino(w.paths[objFile]):
+			loc = "self"
+		case m.Kind == fanotify.InodeMark && m.Sdev == sdev && m.Ino == ino(w.paths[objDir]):
+			loc = "parent"
+		case m.Kind == fanotify.MountMark:
+			loc = "mount"
+		case m.Kind == fanotify.FilesystemMark && m.Sdev == sdev:
+			loc = "fs"
+		default:
+			loc = m.String()
+		}
+		got = append(got, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", loc, m.MFlags, m.Mask, m.IgnoredMask))
+	}
+	for l, m := range w.marks {
+		want = append(want, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.MFlags(), fanotify.Mask(m.Mask), fanotify.Mask(m.Ignore)))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("fdinfo marks %s differ from the model\n  want: %s\n  got:  %s",
+			when, strings.Join(want, "\n        "), strings.Join(got, "\n        "))
+	}
+}
