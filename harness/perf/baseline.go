@@ -18,7 +18,8 @@ type Row struct {
 	Gated   bool       `json:"gated"`
 	Before  []Interval `json:"before"` // one per baseline file
 	After   Interval   `json:"after"`
-	Change  []Interval `json:"change"`          // after/before, one per baseline
+	Change  []Interval `json:"change"`          // after/before, one per baseline (ChangeCI)
+	P       []float64  `json:"p"`               // Mann-Whitney p of before against after, one per baseline
 	Drift   *Interval  `json:"drift,omitempty"` // second baseline / first
 	Verdict Verdict    `json:"verdict"`
 	Reason  string     `json:"reason,omitempty"`
@@ -30,8 +31,8 @@ type Row struct {
 // ratio it decides:
 //   - variability gate: each run's ratio interval must be within ±threshold/2, and
 //     two baselines must agree within threshold/2, else undecided ("too variable");
-//   - fail when the change interval (Hodges-Lehmann on log ratios, inverting the
-//     Mann-Whitney test) lies wholly above +threshold against every baseline;
+//   - fail when the change interval (ChangeCI: ratio of medians, from the two
+//     median intervals) lies wholly above +threshold against every baseline;
 //   - pass when it lies wholly below +threshold against every baseline;
 //   - undecided otherwise.
 func Compare(cur *Result, bases []*SavedFile, o *Options) []Row {
@@ -54,6 +55,7 @@ func Compare(cur *Result, bases []*SavedFile, o *Options) []Row {
 				for _, r := range []*Row{&ratioRow, &absBase, &absCond} {
 					r.Before = append(r.Before, nan)
 					r.Change = append(r.Change, nan)
+					r.P = append(r.P, math.NaN())
 				}
 				beforeRatios = append(beforeRatios, nil)
 				continue
@@ -66,18 +68,17 @@ func Compare(cur *Result, bases []*SavedFile, o *Options) []Row {
 				before, now []float64
 			}{{&ratioRow, or, cr}, {&absBase, ob, cb}, {&absCond, oc, cc}} {
 				p.r.Before = append(p.r.Before, MedianCI(p.before, conf))
-				ch, err := RatioShiftCI(p.before, p.now, conf)
-				if err != nil {
-					ch = Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+				p.r.Change = append(p.r.Change, ChangeCI(p.before, p.now, conf))
+				pv := math.NaN()
+				if u, err := MannWhitney(p.before, p.now); err == nil {
+					pv = u.P
 				}
-				p.r.Change = append(p.r.Change, ch)
+				p.r.P = append(p.r.P, pv)
 			}
 		}
 		if len(bases) >= 2 && beforeRatios[0] != nil && beforeRatios[1] != nil {
-			d, err := RatioShiftCI(beforeRatios[0], beforeRatios[1], conf)
-			if err == nil {
-				ratioRow.Drift = &d
-			}
+			d := ChangeCI(beforeRatios[0], beforeRatios[1], conf)
+			ratioRow.Drift = &d
 		}
 		for _, r := range []*Row{&absBase, &absCond} {
 			r.Verdict = Info
@@ -178,15 +179,24 @@ func Table(rows []Row, names []string) []string {
 				drift = pct(r.Drift.Center)
 			}
 			out = append(out, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", r.Metric,
-				cell(r.Before[0]), cell(r.After), cell(r.Before[1]), pctIv(r.Change[0]), pctIv(r.Change[1]), drift, v))
+				cell(r.Before[0]), cell(r.After), cell(r.Before[1]), changeCell(r, 0), changeCell(r, 1), drift, v))
 			continue
 		}
 		if len(r.Before) == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("| %s | %s | %s | %s | %s |", r.Metric, cell(r.Before[0]), cell(r.After), pctIv(r.Change[0]), v))
+		out = append(out, fmt.Sprintf("| %s | %s | %s | %s | %s |", r.Metric, cell(r.Before[0]), cell(r.After), changeCell(r, 0), v))
 	}
 	return out
+}
+
+// changeCell renders a change with its interval and, benchstat-like, the U-test p.
+func changeCell(r Row, i int) string {
+	s := pctIv(r.Change[i])
+	if i < len(r.P) && !math.IsNaN(r.P[i]) {
+		s += fmt.Sprintf(" p=%.3f", r.P[i])
+	}
+	return s
 }
 
 func cell(iv Interval) string {

@@ -16,7 +16,7 @@
 // difference), -inject P% against a copy that does P% extra work of a calibrated size
 // (the engine must find it). -save writes every sample and the environment as JSON
 // and as Go benchmark lines for benchstat; -baseline compares with saved results
-// (Hodges-Lehmann change with a Mann-Whitney interval, a pre-registered threshold, a
-// variability gate and, with two baselines, a drift check) and prints a before/after
-// table.
+// (the change of medians with a distribution-free interval and a Mann-Whitney U
+// p-value, a pre-registered threshold, a variability gate and, with two baselines,
+// a drift check) and prints a before/after table.
 package perf
