@@ -12,6 +12,7 @@ import (
 func WriteJSON(w io.Writer, root *Node) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(root); err != nil {
 		return fmt.Errorf("writing json report: %w", err)
 	}
