@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -115,6 +116,16 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	if opt.ResultsDir != "" {
 		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
 			return nil, fmt.Errorf("creating results directory: %w", err)
+		}
+		// A reused directory (make check's results/latest) must not keep the
+		// logs of binaries that this run does not run.
+		old, _ := filepath.Glob(filepath.Join(opt.ResultsDir, "logs", "*.std*"))
+		for _, p := range old {
+			if strings.HasSuffix(p, ".stdout") || strings.HasSuffix(p, ".stderr") {
+				if err := os.Remove(p); err != nil {
+					return nil, fmt.Errorf("clearing old logs: %w", err)
+				}
+			}
 		}
 		f, err := os.Create(filepath.Join(opt.ResultsDir, "results.tap"))
 		if err != nil {
