@@ -455,3 +455,18 @@ func TestStreamsLive(t *testing.T) {
 		"    # Subtest: slow\n    1..2\n    ok 1 early\n    ok 2 late\nok 1 slow\n"+
 		"    # Subtest: quick\n    1..1\n    ok 1 q\nok 2 quick\n")
 }
+
+func TestReusedResultsDir(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "results")
+	assert.NilError(t, os.MkdirAll(filepath.Join(res, "logs"), 0o755))
+	for _, f := range []string{"logs/gone.stdout", "logs/gone.stderr", "logs/notes.txt"} {
+		assert.NilError(t, os.WriteFile(filepath.Join(res, f), []byte("old"), 0o644))
+	}
+	_, err := Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{ResultsDir: res})
+	assert.NilError(t, err)
+	for f, want := range map[string]bool{"logs/gone.stdout": false, "logs/gone.stderr": false, "logs/notes.txt": true, "logs/good.stdout": true} {
+		_, err := os.Stat(filepath.Join(res, f))
+		assert.Check(t, is.Equal(err == nil, want), f)
+	}
+}
