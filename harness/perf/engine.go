@@ -182,8 +182,8 @@ const SelfCheckConfidence = 0.999
 // is meant to resolve 1%.
 const Equivalence = 0.01
 
-// infoHalfWidth stops an ungated experiment once its ratio is known to ±0.5%.
-const infoHalfWidth = 0.005
+// infoHalfWidth stops an ungated experiment once its ratio is known to ±1%.
+const infoHalfWidth = 0.01
 
 var errBudget = errors.New("budget exhausted")
 
@@ -199,8 +199,13 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 		return nil, fmt.Errorf("experiment %s: OpsPerRun must be positive", e.Name)
 	}
 	metric := e.Gate.Metric
-	if metric == "" {
+	switch {
+	case metric == "":
 		metric = NsPerOp
+	case metric == NsPerOp:
+	case (metric == P50 || metric == P99) && e.Latency:
+	default:
+		return nil, fmt.Errorf("experiment %s: cannot gate on %q (want %s, or %s/%s with Latency)", e.Name, metric, NsPerOp, P50, P99)
 	}
 	res := &Result{
 		Suite: e.Suite, Name: e.Name, Mode: o.Mode(), Profile: prof.Name, Gate: e.Gate,

@@ -76,6 +76,14 @@ func TestGatePassAndFail(t *testing.T) {
 	}
 }
 
+func TestBadGateMetric(t *testing.T) {
+	e := &Experiment{Suite: "perf_unit", Name: "bad", Base: spinCond("a", 1), Cond: spinCond("b", 1), OpsPerRun: 16,
+		Gate: Gate{Metric: P50, Max: 1.03}}
+	if _, err := e.Measure(testOptions("gate"), time.Time{}); err == nil {
+		t.Errorf("p50 gate without latencies accepted")
+	}
+}
+
 func TestUndecidedWhenStraddling(t *testing.T) {
 	o := testOptions("gate")
 	o.Budget = time.Microsecond // one block: no interval yet
