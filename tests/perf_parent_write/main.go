@@ -44,7 +44,7 @@ func cases() []harness.Case {
 		n := n
 		out = append(out, harness.Case{
 			Name: fmt.Sprintf("other_none_n%d", n),
-			Doc: fmt.Sprintf("%d client(s): a watch on another directory of the filesystem costs the writes <= 3%% "+
+			Doc: fmt.Sprintf("%d client(s): a watch on another directory of the filesystem costs the writes <= 5%% "+
 				"(fsnotify_parent and __fsnotify_parent skip the parent unless DCACHE_FSNOTIFY_PARENT_WATCHED)", n),
 			Run: func(t *harness.T) { runOtherNone(t, n) },
 		})
