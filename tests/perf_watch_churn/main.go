@@ -16,11 +16,13 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
 const suiteName = "perf_watch_churn"
 
 func main() {
+	preloadBaselines()
 	harness.Main(harness.Suite{
 		Name:  suiteName,
 		Doc:   "P workers add/remove inotify watches on 96 instance/inode pairs: distinct inodes vs the shared-inode control",
@@ -57,17 +59,43 @@ func cases() []harness.Case {
 // fullProfile reports whether the command line asks for -profile full (the table
 // is built before the flags are parsed; the engine parses the same flag again).
 func fullProfile() bool {
-	args := os.Args[1:]
-	for i, a := range args {
-		a = "-" + strings.TrimLeft(a, "-")
-		switch {
-		case a == "-profile=full":
+	for _, v := range argValues("profile") {
+		if v == "full" {
 			return true
-		case a == "-profile" && i+1 < len(args) && args[i+1] == "full":
-			return true
-		case a == "--":
-			return false
 		}
 	}
 	return false
+}
+
+// argValues returns the values given to -name (or --name, -name=v) on the command
+// line, before the harness parses it.
+func argValues(name string) []string {
+	var out []string
+	args := os.Args[1:]
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		a = "-" + strings.TrimLeft(a, "-")
+		switch {
+		case strings.HasPrefix(a, "-"+name+"="):
+			out = append(out, strings.TrimPrefix(a, "-"+name+"="))
+		case a == "-"+name && i+1 < len(args):
+			out = append(out, args[i+1])
+		}
+	}
+	return out
+}
+
+// baselines holds the -baseline files, read before harness.Main: the binary later
+// mounts its workspace tmpfs over /tmp, where they may be, and check needs the
+// saved samples for the seed's CV gate (the engine keeps its own copy private).
+var baselines = map[string]*perf.SavedFile{}
+
+func preloadBaselines() {
+	for _, p := range argValues("baseline") {
+		if f, err := perf.Load(p); err == nil {
+			baselines[p] = f
+		}
+	}
 }
