@@ -17,7 +17,7 @@ import (
 
 // handCases are the cases written by hand: the kernel bugzilla 215676 use
 // case, evictable ignore marks, and the API rules with their errno.
-var handCases = append(append(bugzillaCases(), evictableCases...), apiCases()...)
+var handCases = append(append(append(bugzillaCases(), evictableCases...), apiCases()...), permCases()...)
 
 // bugzillaCases: kernel bugzilla 215676 asked for a way to watch a whole
 // mount (or filesystem) except one directory tree level. FAN_MARK_IGNORE

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"golang.org/x/sys/unix"
+)
+
+// Permission events go through the same merge of marks and ignore masks
+// (fsnotify_open_perm -> fsnotify_path -> fsnotify_parent / fsnotify ->
+// send_to_group -> fanotify_group_event_mask): an ignored permission event
+// is never queued, so the operation does not wait for an answer. These cases
+// put the event mark on the mount and the ignore mark at each place, for the
+// two permission classes; a reported event must be answered (FAN_ALLOW)
+// before the actor's call returns.
+
+var (
+	evOpenPerm     = evKind{"open_perm", unix.FAN_OPEN_PERM}
+	evOpenExecPerm = evKind{"open_exec_perm", unix.FAN_OPEN_EXEC_PERM}
+)
+
+// permKinds are the groups a permission case runs with, highest priority
+// first: that is the order in which they are asked (fsnotify_iter_select_report_types
+// walks marks by group priority, FAN_CLASS_PRE_CONTENT before FAN_CLASS_CONTENT).
+var permKinds = []groupKind{kindPreContent, kindContent}
+
+type permCombo struct{ combo }
+
+func permCases() []harness.Case {
+	var out []harness.Case
+	for _, ev := range []evKind{evOpenPerm, evOpenExecPerm} {
+		for _, igLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+			for _, fl := range flavours(igLoc, objFile) {
+				c := permCombo{combo{ev: ev, obj: objFile, evLoc: rule.LocMount, igLoc: igLoc, fl: fl}}
+				want := c.expected()
+				verdict := "ignored, the call does not wait"
+				if want[0] != 0 {
+					verdict = "reported and answered"
+				}
+				needs := []*feature.Feature{feature.FanotifyPerm}
+				if fl.api == unix.FAN_MARK_IGNORE {
+					needs = append(needs, feature.MarkIgnore)
+				}
+				if igLoc == rule.LocFS {
+					needs = append(needs, feature.MarkFilesystem)
+				}
+				if ev.bit == unix.FAN_OPEN_EXEC_PERM {
+					needs = append(needs, feature.OpenExecPerm)
+				}
+				out = append(out, harness.Case{
+					Name: c.name(),
+					Doc: fmt.Sprintf("%s on file, mount mark, %s ignore mark %s: %s in both permission classes (rule.Deliver)",
+						strings.ToUpper(ev.name), fl.name, igLoc, verdict),
+					Needs: needs,
+					Fix:   c.fix(),
+					Run:   c.run,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// plan is combo.plan for the permission groups (no control group: a
+// permission class group with the event mark alone is the combo's own
+// "reported" outcome, checked by the flavours that do not apply).
+func (c permCombo) plan() []markCall {
+	var calls []markCall
+	for gi := range permKinds {
+		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
+		if c.fl.parentOnChild {
+			calls = append(calls, markCall{group: gi, loc: rule.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+		}
+		calls = append(calls, markCall{group: gi, loc: c.igLoc,
+			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
+	}
+	return calls
+}
+
+func (c permCombo) modelMarks() []*rule.Mark {
+	per := make([]map[rule.Loc]*rule.Mark, len(permKinds))
+	for i := range per {
+		per[i] = map[rule.Loc]*rule.Mark{}
+	}
+	for _, call := range c.plan() {
+		tg := rule.Target{Loc: call.loc, IsDir: call.loc == rule.LocParent}
+		m, errno := rule.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, false)
+		if errno == 0 && m != nil {
+			per[call.group][call.loc] = m
+		}
+	}
+	var marks []*rule.Mark
+	for i := range permKinds {
+		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+			if m := per[i][l]; m != nil {
+				marks = append(marks, m)
+			}
+		}
+	}
+	return marks
+}
+
+func (c permCombo) expectedOn(k rule.Kernel) map[int]uint32 {
+	return k.Deliver(c.modelMarks(), c.ev.bit, false, map[int]bool{})
+}
+
+func (c permCombo) expected() map[int]uint32 { return c.expectedOn(rule.Fixed) }
+
+func (c permCombo) fix() *harness.Fix {
+	want := c.expected()
+	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(rule.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
+		return fixParentIgnore
+	}
+	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(rule.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
+		return fixModifyOpt
+	}
+	return nil
+}
+
+func (c permCombo) run(t *harness.T) {
+	w := newWorld(t)
+	for _, k := range permKinds {
+		w.addGroup(k)
+	}
+	for _, call := range c.plan() {
+		w.mustMark(call, c.obj)
+	}
+	w.checkStates("after marking", c.obj)
+	want := rule.Fixed.Deliver(w.allMarks(), c.ev.bit, false, w.fidGroups())
+	a := w.actor()
+	op := actor.Op{Kind: "open", Path: w.file, Flags: unix.O_RDONLY | unix.O_CLOEXEC}
+	what := "actor open " + w.rel(w.file)
+	if c.ev.bit == unix.FAN_OPEN_EXEC_PERM {
+		os.Remove(w.pidFile)
+		op = actor.Op{Kind: "exec", Path: w.file}
+		what = "actor exec " + w.rel(w.file)
+	}
+	p, err := a.Send(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each group that the rule says reports the event gets it, in priority
+	// order, and must answer before the next one is asked; the others get
+	// nothing.
+	got := make([][]fanotify.Event, len(w.groups))
+	for gi, gs := range w.groups {
+		if want[gi] == 0 {
+			continue
+		}
+		evs, err := gs.g.ReadN(1, time.Now().Add(5*time.Second))
+		got[gi] = append(got[gi], evs...)
+		for _, e := range evs {
+			if e.IsPermission() {
+				if err := gs.g.Respond(e.Fd, fanotify.Allow); err != nil {
+					t.Fatalf("respond: %v", err)
+				}
+				gs.g.ReleaseFd(e.Fd)
+			}
+		}
+		if err != nil && !errors.Is(err, fanotify.ErrTimeout) {
+			t.Fatalf("read group %d: %v", gi, err)
+		}
+	}
+	r, err := p.Wait(5 * time.Second)
+	if err != nil {
+		// Show what is waiting for an answer; closing the groups at cleanup
+		// releases the actor (fanotify(7): closing the fd allows the events).
+		for gi, gs := range w.groups {
+			evs, _ := gs.g.Drain()
+			expect.Fanotify(t, fmt.Sprintf("%s; %s; group %d", what, c.setup(), gi), append(got[gi], evs...), nil)
+		}
+		t.Fatalf("%s: %v (blocked on a permission event the rule says is ignored)", what, err)
+	}
+	if r.Errno != 0 || (op.Kind == "exec" && r.N != 0) {
+		t.Fatalf("%s: errno %v, status %d", what, r.Errno, r.N)
+	}
+	pid := int32(a.Pid())
+	if op.Kind == "open" {
+		if err := a.Close(r.Fd); err != nil {
+			t.Fatalf("actor close: %v", err)
+		}
+	} else {
+		b, err := os.ReadFile(w.pidFile)
+		if err != nil {
+			t.Fatalf("exec'd script left no pid: %v", err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("exec'd script pid %q: %v", b, err)
+		}
+		pid = int32(n)
+	}
+	for gi, gs := range w.groups {
+		rest, err := gs.g.Drain()
+		if err != nil {
+			t.Fatalf("drain group %d: %v", gi, err)
+		}
+		var wantEvs []fanotify.Event
+		if want[gi] != 0 {
+			wantEvs = []fanotify.Event{{Mask: fanotify.Mask(want[gi]), Pid: pid, Path: w.file}}
+		}
+		expect.Fanotify(t, fmt.Sprintf("%s; %s; group %d %s", what, c.setup(), gi, fanotify.InitFlagsString(gs.kind.init)),
+			append(got[gi], rest...), wantEvs)
+	}
+}
