@@ -84,7 +84,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 		o.Profile = s
 		return nil
 	})
-	fs.Func("save", "write every perf sample and the environment to `FILE` (JSON) and FILE.txt (Go benchmark format, for benchstat)", o.setSave)
+	fs.Func("save", "write every perf sample and the environment to `FILE` (JSON), and Go benchmark lines for benchstat beside it (.json replaced by .txt)", o.setSave)
 	fs.Func("baseline", "compare with results saved by -save on another kernel (`FILE`; repeat: before-A, before-B gives a drift check)", func(s string) error {
 		// Loaded now: the test binary later mounts its workspace over /tmp, where
 		// the file may be.
