@@ -165,14 +165,14 @@ func opsPerRun(k int) int {
 	return 1
 }
 
-// options returns the command line's engine options with a 4 s budget per
-// experiment in the quick profile unless -budget was given.
 // chunks is the number of timed chunks per condition and block: the conditions
 // alternate chunk by chunk, and a chunk of the 100k tree is one add.
 func chunks(k int) int {
 	return min(opsPerRun(k), 8)
 }
 
+// options returns the command line's engine options with a budget per experiment
+// in the quick profile, unless -budget was given: 4 s, 12 s with -save/-baseline.
 func options() *perf.Options {
 	o := *perf.Flags
 	if o.Budget == 0 && o.Profile != "full" {

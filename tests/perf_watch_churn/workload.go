@@ -291,8 +291,8 @@ func coefVar(xs []float64) float64 {
 	return math.Sqrt(ss/float64(len(xs)-1)) / m
 }
 
-// options returns the command line's engine options with a 6 s budget per
-// experiment in the quick profile unless -budget was given.
+// options returns the command line's engine options with a budget per experiment
+// in the quick profile, unless -budget was given: 6 s, 20 s with -save/-baseline.
 func options() *perf.Options {
 	o := *perf.Flags
 	if o.Budget == 0 && o.Profile != "full" {
