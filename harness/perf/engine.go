@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -184,8 +183,6 @@ const Equivalence = 0.01
 
 // infoHalfWidth stops an ungated experiment once its ratio is known to ±1%.
 const infoHalfWidth = 0.01
-
-var errBudget = errors.New("budget exhausted")
 
 // Measure runs the experiment with the options o, until the gate is decided, the
 // profile's budget is spent, or deadline (if non-zero) comes near.
