@@ -155,11 +155,8 @@ var evictableCases = []harness.Case{
 
 func runEvictableEvicted(t *harness.T) {
 	w := newWorld(t)
-	// An empty file: no page cache to keep its inode off the LRU.
-	w.file = filepath.Join(w.dir, "empty")
-	if err := os.WriteFile(w.file, nil, 0o644); err != nil {
-		t.Fatalf("setup: %v", err)
-	}
+	// The empty file: no page cache to keep its inode off the LRU.
+	w.file = w.empty
 	gi := w.addGroup(kindNotif)
 	w.mustMark(markCall{group: gi, loc: rule.LocMount, mask: unix.FAN_OPEN}, objFile)
 	w.mustMark(markCall{group: gi, loc: rule.LocSelf, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,

@@ -65,6 +65,7 @@ type gstate struct {
 //	<case dir>/dir          the watched directory (parent of both objects)
 //	<case dir>/dir/file     a '#!/bin/sh' script, mode 0755 (the file object)
 //	<case dir>/dir/sub      a subdirectory (the dir object)
+//	<case dir>/dir/empty    an empty file
 //	<case dir>/sibling      a directory beside dir, with sibling/file in it
 //
 // all made before any mark is placed; every later operation on it is done
@@ -77,6 +78,7 @@ type world struct {
 	file    string
 	sub     string
 	sibling string
+	empty   string // an empty file (no page cache), for eviction
 	pidFile string
 	a       *actor.Actor // set by actor()
 	groups  []*gstate
@@ -86,25 +88,11 @@ const fileContent = "#!/bin/sh\n"
 
 func newWorld(t *harness.T) *world {
 	w := &world{t: t, root: t.FS().Root, actorCh: make(chan actorResult, 1)}
-	// The actor (a re-exec of this binary) starts while the tree and the
-	// marks are made: it touches nothing until it is asked to.
-	go func() {
-		a, err := actor.Start()
-		w.actorCh <- actorResult{a, err}
-	}()
-	t.Cleanup(func() {
-		if w.a == nil {
-			if r := <-w.actorCh; r.a != nil {
-				r.a.Kill()
-			}
-			return
-		}
-		w.a.Kill()
-	})
 	w.dir = t.Path("dir")
 	w.file = filepath.Join(w.dir, "file")
 	w.sub = filepath.Join(w.dir, "sub")
 	w.sibling = t.Path("sibling")
+	w.empty = filepath.Join(w.dir, "empty")
 	// The exec'd script writes its shell's pid ($$: the pid that called
 	// execve, which is the pid FAN_OPEN_EXEC carries) outside the marked
 	// filesystem, so the pid of an exec event is known exactly.
@@ -120,6 +108,28 @@ func newWorld(t *harness.T) *world {
 			t.Fatalf("setup: %v", err)
 		}
 	}
+	if err := os.WriteFile(w.empty, nil, 0o644); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	// The actor (a re-exec of this binary) starts while the marks are
+	// placed: it touches nothing until it is asked to. It must start after
+	// the tree is written: a child forked while a setup file is still open
+	// for write holds that open file until its execve, and its close there
+	// would be a FAN_CLOSE_WRITE with the actor's pid after the marks, and
+	// would make the inode "open for write" to fanotify_add_inode_mark.
+	go func() {
+		a, err := actor.Start()
+		w.actorCh <- actorResult{a, err}
+	}()
+	t.Cleanup(func() {
+		if w.a == nil {
+			if r := <-w.actorCh; r.a != nil {
+				r.a.Kill()
+			}
+			return
+		}
+		w.a.Kill()
+	})
 	return w
 }
 
