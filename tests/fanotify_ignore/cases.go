@@ -238,7 +238,7 @@ func runEvictableUpgrade(t *harness.T) {
 // the model's rule.MarkAdd, so that the rule function and the table agree.
 func (w *world) expectErrno(c markCall, obj object, want unix.Errno) {
 	t := w.t
-	err, model := w.mark(c, obj)
+	model, err := w.mark(c, obj)
 	if model != want {
 		t.Errorf("rule error: model predicts %s for %s, the case says %s", errnoStr(model), c, errnoStr(want))
 	}

@@ -71,6 +71,20 @@ type combo struct {
 	fl    flavour
 }
 
+// describe renders the flavour for a Doc line.
+func (f flavour) describe() string {
+	if f.api == unix.FAN_MARK_IGNORED_MASK {
+		if f.parentOnChild {
+			return "legacy FAN_MARK_IGNORED_MASK, mark mask FAN_EVENT_ON_CHILD"
+		}
+		return "legacy FAN_MARK_IGNORED_MASK"
+	}
+	if f.flags == 0 {
+		return "FAN_MARK_IGNORE, no event flags"
+	}
+	return "FAN_MARK_IGNORE with " + fanotify.Mask(f.flags).String()
+}
+
 func (c combo) name() string {
 	return fmt.Sprintf("%s_%s_ev_%s_ig_%s_%s", c.ev.name, c.obj, c.evLoc, c.igLoc, c.fl.name)
 }
@@ -220,8 +234,8 @@ func matrixCases() []harness.Case {
 		}
 		cases = append(cases, harness.Case{
 			Name: c.name(),
-			Doc: fmt.Sprintf("%s on %s, event mark %s, %s ignore mark %s: %s in every group class, control group gets it (rule.Deliver)",
-				strings.ToUpper(c.ev.name), c.obj, c.evLoc, c.fl.name, c.igLoc, verdict),
+			Doc: fmt.Sprintf("FAN_%s on %s; event mark %s; ignore mark %s (%s): %s in all 5 group classes, control group reports it (rule.Deliver)",
+				strings.ToUpper(c.ev.name), c.obj, c.evLoc, c.igLoc, c.fl.describe(), verdict),
 			Needs: needs,
 			Fix:   c.fix(),
 			Run:   c.run,

@@ -60,8 +60,8 @@ func permCases() []harness.Case {
 				}
 				out = append(out, harness.Case{
 					Name: c.name(),
-					Doc: fmt.Sprintf("%s on file, mount mark, %s ignore mark %s: %s in both permission classes (rule.Deliver)",
-						strings.ToUpper(ev.name), fl.name, igLoc, verdict),
+					Doc: fmt.Sprintf("FAN_%s on file; event mark mount; ignore mark %s (%s): %s in both permission classes (rule.Deliver)",
+						strings.ToUpper(ev.name), igLoc, fl.describe(), verdict),
 					Needs: needs,
 					Fix:   c.fix(),
 					Run:   c.run,

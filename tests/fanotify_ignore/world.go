@@ -216,9 +216,9 @@ func (c markCall) String() string {
 	return fmt.Sprintf("g%d %s %s %s", c.group, c.loc, fanotify.MarkFlagsString(c.flags|unix.FAN_MARK_ADD), fanotify.Mask(c.mask))
 }
 
-// mark places a mark and updates the model. It returns the call's error and
-// the errno the model predicts (0: success).
-func (w *world) mark(c markCall, obj object) (error, unix.Errno) {
+// mark places a mark and updates the model. It returns the errno the model
+// predicts (0: success) and the call's error.
+func (w *world) mark(c markCall, obj object) (unix.Errno, error) {
 	gs := w.groups[c.group]
 	tg := rule.Target{Loc: c.loc, IsDir: c.loc == rule.LocParent || (c.loc == rule.LocSelf && obj == objDir)}
 	nm, want := rule.MarkAdd(gs.marks[c.loc], c.group, c.flags|c.loc.MarkFlags(), c.mask, tg, gs.kind.dirFID)
@@ -228,13 +228,13 @@ func (w *world) mark(c markCall, obj object) (error, unix.Errno) {
 			gs.marks[c.loc] = nm
 		}
 	}
-	return err, want
+	return want, err
 }
 
 // mustMark places a mark that the model says succeeds; any error fails the case.
 func (w *world) mustMark(c markCall, obj object) {
 	w.t.Helper()
-	err, want := w.mark(c, obj)
+	want, err := w.mark(c, obj)
 	if want != 0 {
 		w.t.Fatalf("plan error: model says %s fails with %s", c, unix.ErrnoName(want))
 	}
