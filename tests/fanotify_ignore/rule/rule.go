@@ -16,7 +16,6 @@
 //     fsnotify_mask_applicable(), fsnotify_inode_watches_children().
 //   - fs/notify/fsnotify.c __fsnotify_parent(), fsnotify(), send_to_group().
 //   - fs/notify/fanotify/fanotify.c fanotify_group_event_mask().
-
 package rule
 
 import (
