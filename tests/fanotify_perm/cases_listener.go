@@ -118,7 +118,9 @@ func runListenerKilled(t *harness.T) {
 
 	// Another process becomes the group's last holder: it inherits a
 	// duplicate of the group fd, then this process closes its own.
-	dup, err := unix.Dup(g.Fd())
+	// F_DUPFD_CLOEXEC: no other child may inherit it; ExtraFiles clears the
+	// flag in the holder only.
+	dup, err := unix.FcntlInt(uintptr(g.Fd()), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		t.Fatalf("dup group fd: %v", err)
 	}
