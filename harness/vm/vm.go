@@ -47,6 +47,11 @@ const (
 	DefaultBootTimeout = 2 * time.Minute
 )
 
+// DefaultTCGArgs are runner flags put before Config.Args when the guest runs
+// under TCG emulation, which is 5 to 20 times slower than the host: longer
+// per-binary and per-case deadlines. Flags given in Args come later and win.
+var DefaultTCGArgs = []string{"-timeout=1800s", "-case-timeout=120s"}
+
 // DefaultModules are the modules loaded in the guest when Config.Modules is
 // set and Config.LoadModules is nil; dependencies and soft dependencies are
 // resolved from the tree's modules.dep and modules.softdep.
@@ -82,6 +87,9 @@ type Config struct {
 	Files map[string]string
 	// Args are the runner's arguments inside the guest.
 	Args []string
+	// TCGArgs are put before Args when the guest runs under TCG; nil means
+	// DefaultTCGArgs, an empty slice nothing.
+	TCGArgs []string
 	// Env are extra KEY=VALUE environment entries for the guest runner.
 	Env []string
 	// Stdout receives the guest runner's stdout: the merged TAP stream.
@@ -229,6 +237,16 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return 1, fmt.Errorf("vm: work directory: %w", err)
 	}
 
+	if accel == "tcg" {
+		pre := cfg.TCGArgs
+		if pre == nil {
+			pre = DefaultTCGArgs
+		}
+		if len(pre) > 0 {
+			cfg.Args = append(append([]string(nil), pre...), cfg.Args...)
+			cfg.progressf("TCG emulation is slow: runner gets %s (flags given later win)", strings.Join(pre, " "))
+		}
+	}
 	withPerf := cfg.IncludePerf || accel == "kvm"
 	start := time.Now()
 	initrd, skipped, err := buildInitramfs(&cfg, work, withPerf)

@@ -172,7 +172,7 @@ func TestBootPayload(t *testing.T) {
 	results := t.TempDir()
 	cfg := Config{
 		Kernel: kernel, Modules: os.Getenv("FSNSUITE_VM_MODULES"), BinDir: bin,
-		Args: []string{"1"}, Stdout: &stdout, Progress: &progress, ResultsDir: results,
+		Args: []string{"1"}, TCGArgs: []string{}, Stdout: &stdout, Progress: &progress, ResultsDir: results,
 		Timeout: 5 * time.Minute,
 	}
 	code, err := Run(context.Background(), cfg)
