@@ -338,8 +338,12 @@ func (b *bench) checkEvents(watchWrites int64) {
 	}
 	l := b.lis
 	mod, ign, ovf, unk := l.modify.Load(), l.ignored.Load(), l.overflow.Load(), l.unknown.Load()
-	t.Notef("listener: %d IN_MODIFY for %d watched writes (%.1f%% merged), %d IN_IGNORED for %d rm_watch, %d IN_Q_OVERFLOW, %d other",
-		mod, watchWrites, 100*(1-float64(mod)/float64(max(watchWrites, 1))), ign, b.rmCalls, ovf, unk)
+	merged := "none watched"
+	if watchWrites > 0 {
+		merged = fmt.Sprintf("%.1f%% merged", 100*(1-float64(mod)/float64(watchWrites)))
+	}
+	t.Notef("listener: %d IN_MODIFY for %d watched writes (%s), %d IN_IGNORED for %d rm_watch, %d IN_Q_OVERFLOW, %d other",
+		mod, watchWrites, merged, ign, b.rmCalls, ovf, unk)
 	if err := l.err.Load(); err != nil {
 		t.Errorf("listener: %v", *err)
 	}
