@@ -73,9 +73,16 @@ if [ ! -f "$dir/.unpacked" ]; then
 	rm -rf "$dir" "$dir.tmp"
 	mkdir -p "$dir.tmp/deb"
 	echo "fetch-debian-kernel: downloading $pkg" >&2
-	(cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null 2>&1) ||
-		(apt-get update >/dev/null 2>&1 && cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null) ||
-		die "apt-get download $pkg failed"
+	if ! (cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null 2>&1); then
+		# Stale package lists: refresh, pick the newest again, retry once.
+		apt-get update >/dev/null 2>&1 || die "apt-get update failed"
+		case $spec in linux-image-*) ;; *) pkg=$(newest "$re") ;; esac
+		rm -rf "$dir" "$dir.tmp"
+		dir=$cache/$pkg
+		mkdir -p "$dir.tmp/deb"
+		echo "fetch-debian-kernel: downloading $pkg" >&2
+		(cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null) || die "apt-get download $pkg failed"
+	fi
 	deb=$(ls "$dir.tmp/deb"/*.deb | head -n 1)
 	dpkg-deb -x "$deb" "$dir.tmp/root" || die "dpkg-deb -x $deb failed"
 	rm -rf "$dir.tmp/deb"
