@@ -225,6 +225,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	for open > 0 || !exited {
 		select {
 		case l := <-lines:
+			wasDone := m.done
 			if err := m.handle(l); err != nil && runErr == nil {
 				runErr = err
 				if m.panicked {
@@ -233,6 +234,10 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 				} else {
 					kill()
 				}
+			}
+			if m.done && !wasDone {
+				// A guest that cannot power off is stopped after a grace period.
+				time.AfterFunc(20*time.Second, kill)
 			}
 		case <-eof:
 			open--
@@ -284,6 +289,7 @@ type monitor struct {
 	started   bool // init reported in
 	running   bool // runner started
 	gotExit   bool
+	done      bool // the guest said it is about to power off
 	exitCode  int
 	panicked  bool
 	panicMsg  string
@@ -382,6 +388,7 @@ func (m *monitor) outLine(s string) error {
 		case "results-begin":
 			m.inResults = true
 		case "done":
+			m.done = true
 		}
 		return nil
 	}
