@@ -143,11 +143,17 @@ func expand(s *Suite) []instance {
 
 var validName = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)*$`)
 
-// Main runs the suite and exits. It never returns.
-func Main(s Suite) {
+// init hands a process started as an actor (a re-exec of the test binary) to
+// the actor loop before the main package builds its case table: an actor
+// needs none of it, and large generated tables would slow every actor start.
+func init() {
 	if actor.IsActor() {
 		os.Exit(actor.Serve())
 	}
+}
+
+// Main runs the suite and exits. It never returns.
+func Main(s Suite) {
 	os.Exit(run(s, os.Args[1:]))
 }
 
