@@ -58,7 +58,7 @@ func runGroups(t *harness.T, pcAnswer, cAnswer uint32) {
 	stillBlocked(t, p, did)
 	respond(t, pc, evPC, pcAnswer)
 	if pcAnswer == fanotify.Deny {
-		finish(t, p, releaseWait, unix.EPERM, did+"; PRE_CONTENT answered FAN_DENY")
+		finish(t, p, answerWait, unix.EPERM, did+"; PRE_CONTENT answered FAN_DENY")
 		quiet(t, c, did+"; CONTENT group after PRE_CONTENT denied")
 		quiet(t, n, did+"; NOTIF group after PRE_CONTENT denied")
 		quiet(t, pc, did)
@@ -69,10 +69,10 @@ func runGroups(t *harness.T, pcAnswer, cAnswer uint32) {
 	stillBlocked(t, p, did+"; CONTENT group not answered yet")
 	respond(t, c, evC, cAnswer)
 	if cAnswer == fanotify.Deny {
-		finish(t, p, releaseWait, unix.EPERM, did+"; CONTENT answered FAN_DENY")
+		finish(t, p, answerWait, unix.EPERM, did+"; CONTENT answered FAN_DENY")
 		quiet(t, n, did+"; NOTIF group after CONTENT denied")
 	} else {
-		finish(t, p, releaseWait, 0, did+"; both allowed")
+		finish(t, p, answerWait, 0, did+"; both allowed")
 		got, err := n.Drain()
 		if err != nil {
 			t.Fatalf("drain NOTIF group: %v", err)
@@ -143,13 +143,13 @@ func runIgnore(t *harness.T, ignore func(*harness.T, *fanotify.Group, *env) stri
 	} else {
 		ev := readOne(t, g, did+"; actor open(2) d/f", want(unix.FAN_OPEN_PERM, a.Pid(), in))
 		respond(t, g, ev, fanotify.Allow)
-		finish(t, p, releaseWait, 0, did+"; open d/f answered FAN_ALLOW")
+		finish(t, p, answerWait, 0, did+"; open d/f answered FAN_ALLOW")
 	}
 
 	p = send(t, a, openOp(other.Path))
 	ev := readOne(t, g, did+"; actor open(2) o/f", want(unix.FAN_OPEN_PERM, a.Pid(), other))
 	respond(t, g, ev, fanotify.Deny)
-	finish(t, p, releaseWait, unix.EPERM, did+"; open o/f answered FAN_DENY")
+	finish(t, p, answerWait, unix.EPERM, did+"; open o/f answered FAN_DENY")
 	quiet(t, g, did)
 }
 
@@ -202,7 +202,7 @@ func runPreAccess(t *harness.T) {
 	ev := readOne(t, g, d1, want(unix.FAN_PRE_ACCESS, a.Pid(), f, rng))
 	stillBlocked(t, p, d1)
 	respond(t, g, ev, fanotify.Allow)
-	res := finish(t, p, releaseWait, 0, d1+"; answered FAN_ALLOW")
+	res := finish(t, p, answerWait, 0, d1+"; answered FAN_ALLOW")
 	if w := data[off : off+int64(n)]; !bytes.Equal(res.Data, w) {
 		t.Errorf("%s: read %q, want %q", d1, res.Data, w)
 	}
@@ -213,7 +213,7 @@ func runPreAccess(t *harness.T) {
 	p = send(t, a, preadOp(fd, n, off))
 	ev = readOne(t, g, d2, want(unix.FAN_PRE_ACCESS, a.Pid(), f, rng))
 	respond(t, g, ev, fanotify.DenyErrno(unix.EIO))
-	finish(t, p, releaseWait, unix.EIO, d2+"; answered FAN_DENY|errno EIO")
+	finish(t, p, answerWait, unix.EIO, d2+"; answered FAN_DENY|errno EIO")
 	quiet(t, g, did)
 }
 

@@ -77,7 +77,7 @@ func runCloseReleases(t *harness.T) {
 	}
 	stillBlocked(t, p2, did+"; group B must be unaffected by A's close")
 	respond(t, g2, ev2, fanotify.Deny)
-	finish(t, p2, releaseWait, unix.EPERM, did+"; group B answered FAN_DENY")
+	finish(t, p2, answerWait, unix.EPERM, did+"; group B answered FAN_DENY")
 	quiet(t, g2, did)
 }
 
@@ -208,7 +208,7 @@ func runNonblockSlow(t *harness.T) {
 	for k, ev := range evs {
 		i := byPid[ev.Pid]
 		respond(t, g, ev, fanotify.Allow)
-		finish(t, ps[i], releaseWait, 0, fmt.Sprintf("%s; actor %d answered FAN_ALLOW", did, i))
+		finish(t, ps[i], answerWait, 0, fmt.Sprintf("%s; actor %d answered FAN_ALLOW", did, i))
 		for _, later := range evs[k+1:] {
 			stillBlocked(t, ps[byPid[later.Pid]], fmt.Sprintf("%s; actor %d not answered yet", did, byPid[later.Pid]))
 		}
@@ -270,13 +270,13 @@ func runListenerOwnAccess(t *harness.T) {
 	quiet(t, g, did+"; listener read the event fd")
 	stillBlocked(t, p, did)
 	respond(t, g, ev, fanotify.Allow)
-	r := finish(t, p, releaseWait, 0, did+"; answered FAN_ALLOW")
+	r := finish(t, p, answerWait, 0, did+"; answered FAN_ALLOW")
 
 	// The same read by another process is reported: the mark is live, and
 	// only the event fd is exempt.
 	pr := send(t, e.a(0), readOp(r.Fd, 64))
 	ev2 := readOne(t, g, did+"; actor read(2)", want(unix.FAN_ACCESS_PERM, e.a(0).Pid(), f))
 	respond(t, g, ev2, fanotify.Allow)
-	finish(t, pr, releaseWait, 0, did+"; actor read(2) answered FAN_ALLOW")
+	finish(t, pr, answerWait, 0, did+"; actor read(2) answered FAN_ALLOW")
 	quiet(t, g, did)
 }

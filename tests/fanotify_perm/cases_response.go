@@ -89,7 +89,7 @@ var responseCases = []harness.Case{
 				p := send(t, e.a(0), openOp(f.Path))
 				ev := readOne(t, g, did, want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
 				respond(t, g, ev, fanotify.DenyErrno(errno))
-				finish(t, p, releaseWait, errno, did)
+				finish(t, p, answerWait, errno, did)
 			}
 			quiet(t, g, "after the last answer")
 		},
@@ -106,7 +106,7 @@ var responseCases = []harness.Case{
 			respondErr(t, b.g, b.ev.Fd, fanotify.Allow|uint32(unix.EIO)<<unix.FAN_ERRNO_SHIFT, unix.EINVAL, "an errno with FAN_ALLOW")
 			stillBlocked(t, b.p, b.did+"; after refused responses")
 			respond(t, b.g, b.ev, fanotify.DenyErrno(unix.EIO))
-			finish(t, b.p, releaseWait, unix.EIO, b.did+"; then FAN_DENY|errno EIO")
+			finish(t, b.p, answerWait, unix.EIO, b.did+"; then FAN_DENY|errno EIO")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -119,7 +119,7 @@ var responseCases = []harness.Case{
 				"fanotify_user.c: \"Custom errno is supported only for pre-content groups\"")
 			stillBlocked(t, b.p, b.did+"; after the refused FAN_DENY|errno EIO")
 			respond(t, b.g, b.ev, fanotify.Deny)
-			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; then FAN_DENY")
+			finish(t, b.p, answerWait, unix.EPERM, b.did+"; then FAN_DENY")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -132,7 +132,7 @@ var responseCases = []harness.Case{
 			respondErr(t, b.g, b.ev.Fd, fanotify.Deny|unix.FAN_AUDIT, unix.EINVAL, "group made without FAN_ENABLE_AUDIT")
 			stillBlocked(t, b.p, b.did+"; after refused FAN_AUDIT responses")
 			respond(t, b.g, b.ev, fanotify.Allow)
-			finish(t, b.p, releaseWait, 0, b.did+"; then FAN_ALLOW")
+			finish(t, b.p, answerWait, 0, b.did+"; then FAN_ALLOW")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -156,12 +156,12 @@ var responseCases = []harness.Case{
 			t.Cleanup(func() { g.Close() })
 			b := openBlockedIn(t, e, g, "FAN_CLASS_CONTENT|FAN_ENABLE_AUDIT")
 			respond(t, g, b.ev, fanotify.Deny|unix.FAN_AUDIT)
-			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY|FAN_AUDIT")
+			finish(t, b.p, answerWait, unix.EPERM, b.did+"; answered FAN_DENY|FAN_AUDIT")
 
 			p := send(t, e.a(0), openOp(b.f.Path))
 			ev := readOne(t, g, b.did+" again", want(unix.FAN_OPEN_PERM, e.a(0).Pid(), b.f))
 			respond(t, g, ev, fanotify.Allow|unix.FAN_AUDIT)
-			finish(t, p, releaseWait, 0, b.did+" again; answered FAN_ALLOW|FAN_AUDIT")
+			finish(t, p, answerWait, 0, b.did+" again; answered FAN_ALLOW|FAN_AUDIT")
 			quiet(t, g, b.did)
 		},
 	},
@@ -176,7 +176,7 @@ var responseCases = []harness.Case{
 			respondErr(t, b.g, -2, fanotify.Allow, unix.EINVAL, "a negative fd without FAN_INFO")
 			stillBlocked(t, b.p, b.did+"; after refused responses")
 			respond(t, b.g, b.ev, fanotify.Deny)
-			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; then FAN_DENY")
+			finish(t, b.p, answerWait, unix.EPERM, b.did+"; then FAN_DENY")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -190,7 +190,7 @@ var responseCases = []harness.Case{
 			}
 			respondErr(t, b.g, b.ev.Fd, fanotify.Allow, unix.ENOENT, "the event was already answered")
 			b.g.ReleaseFd(b.ev.Fd)
-			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY then FAN_ALLOW")
+			finish(t, b.p, answerWait, unix.EPERM, b.did+"; answered FAN_DENY then FAN_ALLOW")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -212,7 +212,7 @@ var responseCases = []harness.Case{
 				t.Errorf("write of %d bytes (response + 8 bytes, no FAN_INFO): want %d, got n=%d err=%v", len(long), len(raw), n, errOrNil(err))
 			}
 			b.g.ReleaseFd(b.ev.Fd)
-			finish(t, b.p, releaseWait, unix.EPERM, b.did+"; answered FAN_DENY in a long write")
+			finish(t, b.p, answerWait, unix.EPERM, b.did+"; answered FAN_DENY in a long write")
 			quiet(t, b.g, b.did)
 		},
 	},
@@ -231,7 +231,7 @@ var responseCases = []harness.Case{
 			respond(t, pc, b.ev, fanotify.Allow)
 			ev := readOne(t, c, b.did+"; pre-content group allowed", want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
 			respond(t, c, ev, fanotify.Allow)
-			finish(t, b.p, releaseWait, 0, b.did+"; both groups allowed")
+			finish(t, b.p, answerWait, 0, b.did+"; both groups allowed")
 			quiet(t, pc, b.did)
 			quiet(t, c, b.did)
 		},

@@ -125,7 +125,7 @@ func runVerdict(t *harness.T, k permKind, m markKind, allow bool) {
 		resp, wantErrno = fanotify.Deny, unix.EPERM
 	}
 	respond(t, g, evs[0], resp)
-	r := finish(t, p, releaseWait, wantErrno, did+"; answered "+responseString(resp))
+	r := finish(t, p, answerWait, wantErrno, did+"; answered "+responseString(resp))
 	if allow {
 		switch k.mask {
 		case unix.FAN_ACCESS_PERM:

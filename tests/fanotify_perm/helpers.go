@@ -17,12 +17,15 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 )
 
-// Time bounds. An expected event or release must come within eventWait (it
-// comes at once on a healthy kernel; the bound only turns a hang into a
-// failure). blockedProbe is how long an actor that must still be blocked is
-// watched: a negative check, like a Collect window.
+// Time bounds. An expected event, or an actor's return after its event was
+// answered, must come within eventWait / answerWait (at once on a healthy
+// kernel; the bound only turns a hang into a failure). releaseWait is the
+// promptness the issue asks of a release by a closed or dead listener.
+// blockedProbe is how long an actor that must still be blocked is watched: a
+// negative check, like a Collect window.
 const (
 	eventWait    = 2 * time.Second
+	answerWait   = 2 * time.Second
 	releaseWait  = time.Second
 	blockedProbe = 30 * time.Millisecond
 )
@@ -302,7 +305,7 @@ func quiet(t *harness.T, g *fanotify.Group, did string) {
 // and fails with the events.
 func noPerm(t *harness.T, g *fanotify.Group, p *actor.Pending, did string) actor.Result {
 	t.Helper()
-	r, err := p.Wait(releaseWait)
+	r, err := p.Wait(answerWait)
 	if err != nil {
 		evs, _ := g.Drain()
 		for _, ev := range evs {
@@ -312,7 +315,7 @@ func noPerm(t *harness.T, g *fanotify.Group, p *actor.Pending, did string) actor
 			}
 		}
 		expect.Fanotify(t, did, evs, nil)
-		t.Fatalf("%s: actor blocked for %v: %v", did, releaseWait, err)
+		t.Fatalf("%s: actor blocked for %v: %v", did, answerWait, err)
 	}
 	quiet(t, g, did)
 	return r
