@@ -88,7 +88,9 @@ func runGroups(t *harness.T, pcAnswer, cAnswer uint32) {
 // the event away (fanotify_mark(2) FAN_MARK_IGNORED_MASK, FAN_MARK_IGNORE;
 // fs/notify/fsnotify.c send_to_group: the event is reported only for
 // mask & ~ignore_mask; a parent's ignore mask applies to its children only
-// when it holds FAN_EVENT_ON_CHILD). A file elsewhere on the mount is still
+// when it holds FAN_EVENT_ON_CHILD: commit e252f2ed1c8c "fanotify: introduce
+// FAN_MARK_IGNORE", include/linux/fsnotify_backend.h
+// fsnotify_effective_ignore_mask). A file elsewhere on the mount is still
 // reported, which proves the mount mark is live.
 var ignoreCases = []harness.Case{
 	{

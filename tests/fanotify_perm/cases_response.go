@@ -196,6 +196,7 @@ var responseCases = []harness.Case{
 	},
 	{
 		Name: "response_size",
+		Fix:  &harness.Fix{Commit: "5e23663b49e1e8ee6b805356259e3062edac5e2b", Subject: "fanotify: don't write with size under sizeof(response)"},
 		Doc:  "a response shorter than struct fanotify_response is refused with EINVAL and the event stays pending; a longer one without FAN_INFO is applied and write(2) returns sizeof(struct fanotify_response) (fanotify_user.c fanotify_write)",
 		Run: func(t *harness.T) {
 			b := openBlocked(t, unix.FAN_CLASS_CONTENT)
