@@ -40,13 +40,23 @@ func FanotifyEqual(got, want []fanotify.Event) string {
 		e.Fd = 0
 		w[i] = e
 	}
-	diff := cmp.Diff(w, norm, cmp.Transformer("mask", func(m fanotify.Mask) string { return m.String() }))
+	return report(norm, w, cmp.Transformer("mask", func(m fanotify.Mask) string { return m.String() }))
+}
+
+// report compares two ordered event lists and renders both whole lists and a
+// go-cmp diff when they differ ("" when equal). nil and empty both mean "no
+// event".
+func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
+	if len(got) == 0 && len(want) == 0 {
+		return ""
+	}
+	diff := cmp.Diff(want, got, opts...)
 	if diff == "" {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("  want: " + listFan(w) + "\n")
-	b.WriteString("  got:  " + listFan(norm) + "\n")
+	b.WriteString("  want: " + list(want) + "\n")
+	b.WriteString("  got:  " + list(got) + "\n")
 	b.WriteString("  diff (-want +got):\n")
 	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
 		b.WriteString("    " + l + "\n")
@@ -54,7 +64,7 @@ func FanotifyEqual(got, want []fanotify.Event) string {
 	return b.String()
 }
 
-func listFan(evs []fanotify.Event) string {
+func list[E fmt.Stringer](evs []E) string {
 	if len(evs) == 0 {
 		return "no event"
 	}
@@ -65,15 +75,21 @@ func listFan(evs []fanotify.Event) string {
 	return strings.Join(parts, "\n        ")
 }
 
+// check fails t with the report r, if any, headed by what was done.
+func check(t TB, did, r string) bool {
+	t.Helper()
+	if r == "" {
+		return true
+	}
+	t.Errorf("events differ\n  did:  %s\n%s", did, strings.TrimRight(r, "\n"))
+	return false
+}
+
 // Fanotify fails t with a readable report when got differs from want. did
 // describes the setup and the operations in one line.
 func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 	t.Helper()
-	if r := FanotifyEqual(got, want); r != "" {
-		t.Errorf("events differ\n  did:  %s\n%s", did, strings.TrimRight(r, "\n"))
-		return false
-	}
-	return true
+	return check(t, did, FanotifyEqual(got, want))
 }
 
 // NormalizeCookies replaces each distinct non-zero cookie by its order of
@@ -99,42 +115,11 @@ func NormalizeCookies(evs []inotify.Event) []inotify.Event {
 // InotifyEqual compares inotify events in order after NormalizeCookies on
 // the received list; wanted cookies are written as 1, 2, … by pairing.
 func InotifyEqual(got, want []inotify.Event) string {
-	norm := NormalizeCookies(got)
-	if len(norm) == 0 && len(want) == 0 {
-		// nil and empty both mean "no event"; cmp.Diff tells them apart.
-		return ""
-	}
-	diff := cmp.Diff(want, norm, cmp.Transformer("mask", func(m inotify.Mask) string { return m.String() }))
-	if diff == "" {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("  want: " + listIn(want) + "\n")
-	b.WriteString("  got:  " + listIn(norm) + "\n")
-	b.WriteString("  diff (-want +got):\n")
-	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
-		b.WriteString("    " + l + "\n")
-	}
-	return b.String()
-}
-
-func listIn(evs []inotify.Event) string {
-	if len(evs) == 0 {
-		return "no event"
-	}
-	var parts []string
-	for i, e := range evs {
-		parts = append(parts, fmt.Sprintf("[%d] %s", i, e))
-	}
-	return strings.Join(parts, "\n        ")
+	return report(NormalizeCookies(got), want, cmp.Transformer("mask", func(m inotify.Mask) string { return m.String() }))
 }
 
 // Inotify fails t with a readable report when got differs from want.
 func Inotify(t TB, did string, got, want []inotify.Event) bool {
 	t.Helper()
-	if r := InotifyEqual(got, want); r != "" {
-		t.Errorf("events differ\n  did:  %s\n%s", did, strings.TrimRight(r, "\n"))
-		return false
-	}
-	return true
+	return check(t, did, InotifyEqual(got, want))
 }

@@ -6,6 +6,8 @@
 package fanotify
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +18,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/fdpoll"
 )
 
 // Group is one fanotify group (one fanotify_init file descriptor).
@@ -177,7 +181,7 @@ const readBufSize = 64 << 10
 // Read waits until events are readable or the deadline passes, then returns the
 // events of one read(2). It returns ErrTimeout when nothing arrived in time.
 func (g *Group) Read(deadline time.Time) ([]Event, error) {
-	ready, err := pollIn(g.fd, deadline)
+	ready, err := fdpoll.Readable(g.fd, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,7 @@ func (g *Group) Read(deadline time.Time) ([]Event, error) {
 func (g *Group) Drain() ([]Event, error) {
 	var all []Event
 	for {
-		ready, err := pollIn(g.fd, time.Time{})
+		ready, err := fdpoll.Readable(g.fd, time.Time{})
 		if err != nil {
 			return all, err
 		}
@@ -313,7 +317,7 @@ func decodeInfo(b []byte) ([]Info, error) {
 		if len(b) < 4 {
 			return out, fmt.Errorf("short info header: %d bytes", len(b))
 		}
-		typ, ln := b[0], int(le16(b[2:]))
+		typ, ln := b[0], int(ne16(b[2:]))
 		if ln < 4 || ln > len(b) {
 			return out, fmt.Errorf("bad info record length %d (type %s, %d left)", ln, InfoTypeString(typ), len(b))
 		}
@@ -324,16 +328,16 @@ func decodeInfo(b []byte) ([]Info, error) {
 			if len(body) < 16 {
 				return out, fmt.Errorf("short %s record", InfoTypeString(typ))
 			}
-			rec.Fsid = [2]int32{int32(le32(body)), int32(le32(body[4:]))}
-			hb := int(le32(body[8:]))
-			rec.HandleType = int32(le32(body[12:]))
+			rec.Fsid = [2]int32{int32(ne32(body)), int32(ne32(body[4:]))}
+			hb := int(ne32(body[8:]))
+			rec.HandleType = int32(ne32(body[12:]))
 			if 16+hb > len(body) {
 				return out, fmt.Errorf("%s handle_bytes %d overruns record", InfoTypeString(typ), hb)
 			}
 			rec.Handle = fmt.Sprintf("%x", body[16:16+hb])
 			if typ != unix.FAN_EVENT_INFO_TYPE_FID && typ != unix.FAN_EVENT_INFO_TYPE_DFID {
 				name := body[16+hb:]
-				if i := indexByte(name, 0); i >= 0 {
+				if i := bytes.IndexByte(name, 0); i >= 0 {
 					name = name[:i]
 				}
 				rec.Name = string(name)
@@ -342,7 +346,7 @@ func decodeInfo(b []byte) ([]Info, error) {
 			if len(body) < 4 {
 				return out, errors.New("short PIDFD record")
 			}
-			pidfd := int32(le32(body))
+			pidfd := int32(ne32(body))
 			rec.PidfdPid = pidfd
 			if pidfd >= 0 {
 				rec.PidfdPid = pidOfPidfd(int(pidfd))
@@ -352,17 +356,17 @@ func decodeInfo(b []byte) ([]Info, error) {
 			if len(body) < 8 {
 				return out, errors.New("short ERROR record")
 			}
-			rec.Error, rec.ErrorCount = int32(le32(body)), le32(body[4:])
+			rec.Error, rec.ErrorCount = int32(ne32(body)), ne32(body[4:])
 		case unix.FAN_EVENT_INFO_TYPE_RANGE:
 			if len(body) < 20 {
 				return out, errors.New("short RANGE record")
 			}
-			rec.Offset, rec.Count = le64(body[4:]), le64(body[12:])
+			rec.Offset, rec.Count = ne64(body[4:]), ne64(body[12:])
 		case unix.FAN_EVENT_INFO_TYPE_MNT:
 			if len(body) < 8 {
 				return out, errors.New("short MNT record")
 			}
-			rec.MntID = le64(body)
+			rec.MntID = ne64(body)
 		}
 		out = append(out, rec)
 		b = b[ln:]
@@ -425,49 +429,8 @@ func (g *Group) ReleaseFd(fd int32) {
 	}
 }
 
-// pollIn waits for POLLIN on fd until deadline (zero deadline: do not wait).
-func pollIn(fd int, deadline time.Time) (bool, error) {
-	for {
-		ms := 0
-		if !deadline.IsZero() {
-			d := time.Until(deadline)
-			if d <= 0 {
-				ms = 0
-			} else {
-				ms = int((d + time.Millisecond - 1) / time.Millisecond)
-			}
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, ms)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("poll: %w", err)
-		}
-		if fds[0].Revents&unix.POLLNVAL != 0 {
-			return false, fmt.Errorf("poll: fd %d is closed", fd)
-		}
-		if n > 0 {
-			return true, nil
-		}
-		if deadline.IsZero() || !time.Now().Before(deadline) {
-			return false, nil
-		}
-	}
-}
-
-func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
+// ne16, ne32 and ne64 read integers in the host's byte order, which is how
+// the kernel writes fanotify records.
+func ne16(b []byte) uint16 { return binary.NativeEndian.Uint16(b) }
+func ne32(b []byte) uint32 { return binary.NativeEndian.Uint32(b) }
+func ne64(b []byte) uint64 { return binary.NativeEndian.Uint64(b) }

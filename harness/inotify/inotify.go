@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/fdpoll"
 )
 
 // Mask is an inotify event mask that prints symbolically (IN_CREATE|IN_ISDIR).
@@ -135,7 +137,7 @@ var ErrTimeout = errors.New("no inotify event before the deadline")
 // Read waits until events are readable or the deadline passes and returns the
 // events of one read(2).
 func (in *Instance) Read(deadline time.Time) ([]Event, error) {
-	ready, err := pollIn(in.fd, deadline)
+	ready, err := fdpoll.Readable(in.fd, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +153,7 @@ func (in *Instance) Read(deadline time.Time) ([]Event, error) {
 func (in *Instance) Drain() ([]Event, error) {
 	var all []Event
 	for {
-		ready, err := pollIn(in.fd, time.Time{})
+		ready, err := fdpoll.Readable(in.fd, time.Time{})
 		if err != nil || !ready {
 			return all, err
 		}
@@ -212,29 +214,4 @@ func Decode(buf []byte) ([]Event, error) {
 		buf = buf[end:]
 	}
 	return evs, nil
-}
-
-func pollIn(fd int, deadline time.Time) (bool, error) {
-	for {
-		ms := 0
-		if !deadline.IsZero() {
-			if d := time.Until(deadline); d > 0 {
-				ms = int((d + time.Millisecond - 1) / time.Millisecond)
-			}
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, ms)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("poll: %w", err)
-		}
-		if n > 0 {
-			return true, nil
-		}
-		if deadline.IsZero() || !time.Now().Before(deadline) {
-			return false, nil
-		}
-	}
 }
