@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -52,11 +53,12 @@ func main() {
 				Needs: []*feature.Feature{feature.Inotify},
 				Fix:   fix,
 				Run: func(t *harness.T) {
-					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) {
+					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) int {
 						in := t.Inotify(0)
 						if _, err := in.AddWatch(path, unix.IN_DELETE_SELF); err != nil {
 							t.Fatalf("%v", err)
 						}
+						return in.Fd()
 					})
 				},
 			},
@@ -66,11 +68,12 @@ func main() {
 				Needs: []*feature.Feature{feature.Fanotify, feature.ReportFID},
 				Fix:   fix,
 				Run: func(t *harness.T) {
-					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) {
+					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) int {
 						g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 						if err := g.Add(0, unix.FAN_DELETE_SELF, path); err != nil {
 							t.Fatalf("%v", err)
 						}
+						return g.Fd()
 					})
 				},
 			},
@@ -82,11 +85,12 @@ func main() {
 				Run: func(t *harness.T) {
 					measure(t, "ignore_surv", perf.Gate{Max: maxOverhead,
 						Why: "gate: fsnotify_calc_mask() adds FS_MODIFY only for an ignore mask that does not survive modify; this one does, so writes skip fsnotify() as with no ignore mask"},
-						func(path string) {
+						func(path string) int {
 							g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 							if err := g.Add(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN, path); err != nil {
 								t.Fatalf("%v", err)
 							}
+							return g.Fd()
 						})
 				},
 			},
@@ -97,11 +101,12 @@ func main() {
 				Run: func(t *harness.T) {
 					measure(t, "ignore", perf.Gate{
 						Why: "no gate: with an ignore mask that FS_MODIFY clears, fsnotify_calc_mask() keeps FS_MODIFY in the interest mask by design, so each write takes the srcu lock and walks the marks (the cost 04e317ba72d0 removed for every other mark)"},
-						func(path string) {
+						func(path string) int {
 							g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 							if err := g.Add(unix.FAN_MARK_IGNORED_MASK, unix.FAN_OPEN, path); err != nil {
 								t.Fatalf("%v", err)
 							}
+							return g.Fd()
 						})
 				},
 			},
@@ -109,14 +114,23 @@ func main() {
 	})
 }
 
-// measure creates two 4 KiB files in the case directory, marks the second with mark,
-// and compares 1-byte pwrite loops on them.
-func measure(t *harness.T, cond string, gate perf.Gate, mark func(path string)) {
+// measure creates two 4 KiB files in the case directory, marks the second with mark
+// (which returns the inotify or fanotify fd), and compares 1-byte pwrite loops on
+// them. The mark as the kernel shows it in fdinfo is printed before and after: an
+// ignore mask that FS_MODIFY clears reads ignored_mask:0 afterwards, which shows that
+// the writes did reach the marks.
+func measure(t *harness.T, cond string, gate perf.Gate, mark func(path string) int) {
 	dir := t.Dir()
-	none := open(t, filepath.Join(dir, "none"))
 	path := filepath.Join(dir, cond)
-	marked := open(t, path)
-	mark(path)
+	create(t, filepath.Join(dir, "none"))
+	create(t, path)
+	// Mark first, open for writing after (both files alike): fanotify silently adds
+	// no ignore mask without FAN_MARK_IGNORED_SURV_MODIFY to an inode open for write.
+	nfd := mark(path)
+	none := openWrite(t, filepath.Join(dir, "none"))
+	marked := openWrite(t, path)
+	t.Notef("mark before: %s", fdinfoMarks(nfd))
+	defer func() { t.Notef("mark after:  %s", fdinfoMarks(nfd)) }()
 	perf.Check(t, &perf.Experiment{
 		Suite:     suite,
 		Name:      t.Name(),
@@ -128,12 +142,30 @@ func measure(t *harness.T, cond string, gate perf.Gate, mark func(path string)) 
 	})
 }
 
-// open creates path with 4 KiB of data and returns it open for writing (closed at the
-// end of the case).
-func open(t *harness.T, path string) int {
+// fdinfoMarks returns the mark lines of /proc/self/fdinfo/fd.
+func fdinfoMarks(fd int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		return err.Error()
+	}
+	var marks []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "inotify ") || strings.HasPrefix(l, "fanotify ") {
+			marks = append(marks, l)
+		}
+	}
+	return strings.Join(marks, "; ")
+}
+
+// create makes path with 4 KiB of data (and closes it).
+func create(t *harness.T, path string) {
 	if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
 		t.Fatalf("create %s: %v", path, err)
 	}
+}
+
+// openWrite opens path for writing (closed at the end of the case).
+func openWrite(t *harness.T, path string) int {
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
