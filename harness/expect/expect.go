@@ -43,12 +43,20 @@ func FanotifyEqual(got, want []fanotify.Event) string {
 	return report(norm, w, cmp.Transformer("mask", func(m fanotify.Mask) string { return m.String() }))
 }
 
+// longList is the length above which a mismatch report shows the
+// neighbourhood of the first difference instead of both whole lists (queue
+// overflow cases compare thousands of events).
+const longList = 40
+
 // report compares two ordered event lists and renders both whole lists and a
 // go-cmp diff when they differ ("" when equal). nil and empty both mean "no
 // event".
 func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 	if len(got) == 0 && len(want) == 0 {
 		return ""
+	}
+	if len(got) > longList || len(want) > longList {
+		return reportLong(got, want, opts...)
 	}
 	diff := cmp.Diff(want, got, opts...)
 	if diff == "" {
@@ -60,6 +68,42 @@ func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 	b.WriteString("  diff (-want +got):\n")
 	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
 		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+// reportLong reports both lengths, the first differing index, two events of
+// context either side of it in each list, and the diff of that one event.
+func reportLong[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
+	first := -1
+	for i := 0; i < max(len(got), len(want)); i++ {
+		if i >= len(got) || i >= len(want) || !cmp.Equal(want[i], got[i], opts...) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	window := func(evs []E) string {
+		var parts []string
+		for i := max(0, first-2); i < min(len(evs), first+3); i++ {
+			parts = append(parts, fmt.Sprintf("[%d] %s", i, evs[i]))
+		}
+		if len(parts) == 0 {
+			return "(nothing at this index)"
+		}
+		return strings.Join(parts, "\n        ")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  want %d events, got %d; first difference at index %d\n", len(want), len(got), first)
+	b.WriteString("  want: " + window(want) + "\n")
+	b.WriteString("  got:  " + window(got) + "\n")
+	if first < len(got) && first < len(want) {
+		b.WriteString(fmt.Sprintf("  diff of [%d] (-want +got):\n", first))
+		for _, l := range strings.Split(strings.TrimRight(cmp.Diff(want[first], got[first], opts...), "\n"), "\n") {
+			b.WriteString("    " + l + "\n")
+		}
 	}
 	return b.String()
 }

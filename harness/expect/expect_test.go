@@ -82,3 +82,22 @@ func TestInotifyCookiesByPairing(t *testing.T) {
 	assert.Assert(t, is.Contains(report, `[1] wd=1 IN_MOVED_TO "b" cookie=1`), report)
 	assert.Assert(t, strings.Contains(report, "want:"))
 }
+
+// Long lists (queue overflow cases) are reported around the first difference.
+func TestLongListsShowTheFirstDifference(t *testing.T) {
+	var got, want []inotify.Event
+	for i := 0; i < 1000; i++ {
+		e := inotify.Event{Wd: 1, Mask: unix.IN_MODIFY}
+		got, want = append(got, e), append(want, e)
+	}
+	got = append(got, inotify.Event{Wd: -1, Mask: unix.IN_Q_OVERFLOW})
+	want = append(want, inotify.Event{Wd: -1, Mask: unix.IN_Q_OVERFLOW})
+	assert.Equal(t, expect.InotifyEqual(got, want), "")
+	got[1000].Wd = 1
+	r := expect.InotifyEqual(got, want)
+	assert.Assert(t, is.Contains(r, "want 1001 events, got 1001; first difference at index 1000\n"), r)
+	assert.Assert(t, is.Contains(r, "[1000] wd=1 IN_Q_OVERFLOW"), r)
+	assert.Assert(t, strings.Count(r, "\n") < 20, "report too long:\n%s", r)
+	r = expect.InotifyEqual(got[:999], want)
+	assert.Assert(t, is.Contains(r, "want 1001 events, got 999; first difference at index 999\n"), r)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"golang.org/x/sys/unix"
@@ -538,7 +539,7 @@ func queueOverflow(t *harness.T) {
 	}
 	did := fmt.Sprintf("queue limit %d; FAN_REPORT_DFID_NAME; inode mark on q FAN_CREATE; mknod %d files", limit, n)
 	checkFds(t, did, got, fidGroup)
-	expectLong(t, did, got, want)
+	expect.Fanotify(t, did, got, want)
 	after := filepath.Join(dir, "after")
 	runSteps(t, grp, fidGroup, "after reading the overflowed queue", []step{
 		{"actor creates q/after", func() error { return a.Touch(after) },
@@ -569,7 +570,7 @@ func unlimitedQueue(t *harness.T) {
 	}
 	did := fmt.Sprintf("FAN_UNLIMITED_QUEUE|FAN_REPORT_DFID_NAME; inode mark on q FAN_CREATE; mknod %d files", n)
 	checkFds(t, did, got, fidGroup)
-	expectLong(t, did, got, createEvents(dfid, os.Getpid(), n))
+	expect.Fanotify(t, did, got, createEvents(dfid, os.Getpid(), n))
 	expectQuiet(t, grp, did)
 }
 

@@ -195,49 +195,6 @@ func wantMarks(t *harness.T, g *fanotify.Group, when, want string) {
 	}
 }
 
-// eventsEqual compares two events the way expect.FanotifyEqual does (the fd
-// number, Dev and Ino are not compared), without building a diff.
-func eventsEqual(a, b fanotify.Event) bool {
-	if a.Mask != b.Mask || a.Pid != b.Pid || a.Path != b.Path || len(a.Info) != len(b.Info) {
-		return false
-	}
-	for i := range a.Info {
-		if a.Info[i] != b.Info[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// expectLong compares long ordered event lists (thousands of entries) and, on
-// a mismatch, reports both lengths and the neighbourhood of the first
-// difference instead of the whole lists.
-func expectLong(t *harness.T, did string, got, want []fanotify.Event) {
-	t.Helper()
-	first := -1
-	for i := 0; i < len(got) || i < len(want); i++ {
-		if i >= len(got) || i >= len(want) || !eventsEqual(got[i], want[i]) {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return
-	}
-	window := func(evs []fanotify.Event) string {
-		var parts []string
-		for i := max(0, first-2); i < min(len(evs), first+3); i++ {
-			parts = append(parts, fmt.Sprintf("[%d] %s", i, evs[i]))
-		}
-		if len(parts) == 0 {
-			return "(nothing at this index)"
-		}
-		return strings.Join(parts, "\n        ")
-	}
-	t.Errorf("events differ\n  did:  %s\n  want: %d events, got %d; first difference at index %d\n  want: %s\n  got:  %s",
-		did, len(want), len(got), first, window(want), window(got))
-}
-
 // The fanotify queue limit: fs.fanotify.max_queued_events since 5.13, read
 // when the group is created (fs/notify/fanotify/fanotify_user.c
 // fanotify_init: group->max_events = fanotify_max_queued_events); before

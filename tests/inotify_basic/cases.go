@@ -525,7 +525,7 @@ func queueOverflow(t *harness.T) {
 	if err != nil {
 		t.Fatalf("reading events: %v", err)
 	}
-	expectLong(t, fmt.Sprintf("max_queued_events=%d; watch file IN_MODIFY|IN_ACCESS; %d alternating pwrite/pread", limit, n), got, want)
+	expect.Inotify(t, fmt.Sprintf("max_queued_events=%d; watch file IN_MODIFY|IN_ACCESS; %d alternating pwrite/pread", limit, n), got, want)
 	a := t.Actor()
 	runSteps(t, in, "after reading the overflowed queue", []step{
 		{"actor writes f", func() error { return a.WriteFile(f, []byte("y")) }, []inotify.Event{ev(wd, unix.IN_MODIFY, "")}},

@@ -106,36 +106,6 @@ func evc(wd int32, mask uint32, name string, cookie uint32) inotify.Event {
 	return inotify.Event{Wd: wd, Mask: inotify.Mask(mask), Name: name, Cookie: cookie}
 }
 
-// expectLong compares long ordered event lists (thousands of entries) and, on
-// a mismatch, reports both lengths and the neighbourhood of the first
-// difference instead of the whole lists.
-func expectLong(t *harness.T, did string, got, want []inotify.Event) {
-	t.Helper()
-	got = expect.NormalizeCookies(got)
-	first := -1
-	for i := 0; i < len(got) || i < len(want); i++ {
-		if i >= len(got) || i >= len(want) || got[i] != want[i] {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return
-	}
-	window := func(evs []inotify.Event) string {
-		var parts []string
-		for i := max(0, first-2); i < min(len(evs), first+3); i++ {
-			parts = append(parts, fmt.Sprintf("[%d] %s", i, evs[i]))
-		}
-		if len(parts) == 0 {
-			return "(nothing at this index)"
-		}
-		return strings.Join(parts, "\n        ")
-	}
-	t.Errorf("events differ\n  did:  %s\n  want: %d events, got %d; first difference at index %d\n  want: %s\n  got:  %s",
-		did, len(want), len(got), first, window(want), window(got))
-}
-
 // The inotify queue limit is read from fs.inotify.max_queued_events when the
 // instance is created (fs/notify/inotify/inotify_user.c inotify_new_group:
 // group->max_events = max_events).
