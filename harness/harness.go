@@ -34,6 +34,10 @@ type Suite struct {
 	Filesystems []string
 	// Cases is the table.
 	Cases []Case
+	// Timeout is the per-case deadline when -timeout is not given (default
+	// 30s). Perf suites, whose cases bound themselves by a time budget, set
+	// it higher so the full profile is not cut short.
+	Timeout time.Duration
 	// NoNamespace skips the private mount namespace (for binaries that need
 	// none, such as pure API checks). Default false.
 	NoNamespace bool
@@ -172,6 +176,13 @@ func run(s Suite, args []string) int {
 			return 0
 		}
 		return 2
+	}
+	if s.Timeout > 0 {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "timeout" })
+		if !given {
+			Opts.Timeout = s.Timeout
+		}
 	}
 	ltp := Opts.Exit == "ltp"
 	format, err := tap.ParseFormat(Opts.Format)

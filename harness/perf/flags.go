@@ -180,3 +180,9 @@ func (o *Options) Mode() string {
 	}
 	return "gate"
 }
+
+// CaseTimeout is the per-case deadline perf suites give the harness
+// (harness.Suite.Timeout). Each case stops itself when its budget is spent, well
+// before this in the quick profile; the deadline only has to let the full profile
+// finish and to catch a case that hangs.
+const CaseTimeout = 10 * time.Minute

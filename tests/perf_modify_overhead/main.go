@@ -44,6 +44,7 @@ const gateWhy = "gate: since 04e317ba72d0 FS_MODIFY is not in the object's inter
 func main() {
 	harness.Main(harness.Suite{
 		Name:        suite,
+		Timeout:     perf.CaseTimeout,
 		Doc:         "1-byte pwrite loop on tmpfs: a mark that does not ask for FS_MODIFY costs at most 3% over no mark",
 		Filesystems: []string{"tmpfs"},
 		Cases: []harness.Case{

@@ -42,6 +42,7 @@ const watchMask = unix.IN_OPEN | unix.IN_CLOSE_NOWRITE
 func main() {
 	harness.Main(harness.Suite{
 		Name:        suite,
+		Timeout:     perf.CaseTimeout,
 		Doc:         "open/close loop on tmpfs: a watch elsewhere on the filesystem costs at most 3% at p50",
 		Filesystems: []string{"tmpfs"},
 		Needs:       []*feature.Feature{feature.Inotify},

@@ -11,13 +11,15 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
 func main() {
 	harness.Main(harness.Suite{
-		Name:  suiteName,
-		Doc:   "one-byte pwrite scaling under none / other / watch: other/none, shared/private parent gates",
-		Needs: []*feature.Feature{feature.Inotify},
+		Name:    suiteName,
+		Timeout: perf.CaseTimeout,
+		Doc:     "one-byte pwrite scaling under none / other / watch: other/none, shared/private parent gates",
+		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): the seed workload is defined on tmpfs (/dev/shm), where
 		// a 1-byte pwrite is cheap enough for the fsnotify hooks to show.
 		Filesystems: nil,

@@ -19,15 +19,17 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
 const suiteName = "perf_watch_add"
 
 func main() {
 	harness.Main(harness.Suite{
-		Name:  suiteName,
-		Doc:   "inotify_add_watch latency with a child-event mask vs a plain mask over 0/10k/100k(/1M) cached children",
-		Needs: []*feature.Feature{feature.Inotify},
+		Name:    suiteName,
+		Timeout: perf.CaseTimeout,
+		Doc:     "inotify_add_watch latency with a child-event mask vs a plain mask over 0/10k/100k(/1M) cached children",
+		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): tmpfs keeps every dentry of a live file cached, so
 		// "cached children" is exact there; the walk itself is filesystem-independent.
 		Filesystems: nil,

@@ -24,9 +24,10 @@ const suiteName = "perf_watch_churn"
 func main() {
 	preloadBaselines()
 	harness.Main(harness.Suite{
-		Name:  suiteName,
-		Doc:   "P workers add/remove inotify watches on 96 instance/inode pairs: distinct inodes vs the shared-inode control",
-		Needs: []*feature.Feature{feature.Inotify},
+		Name:    suiteName,
+		Timeout: perf.CaseTimeout,
+		Doc:     "P workers add/remove inotify watches on 96 instance/inode pairs: distinct inodes vs the shared-inode control",
+		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): the seed's filesystem; connector handling is
 		// filesystem-independent (fs/notify/mark.c).
 		Filesystems: nil,
