@@ -43,7 +43,7 @@ type bench struct {
 	cpuNs  []atomic.Int64
 	buf    [1]byte
 
-	crew *crew
+	crew *perf.Crew
 	plan perf.CPUPlan
 	cpus []int
 
@@ -92,12 +92,12 @@ func newBench(t *harness.T, n int) *bench {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	b.plan, b.cpus = plan, cpuOrder(plan.Worker, plan.Helper, allowed)
-	b.crew, err = newCrew(n, b.cpus, b.job)
+	b.plan, b.cpus = plan, perf.CPUOrder(plan.Worker, plan.Helper, allowed)
+	b.crew, err = perf.NewCrew(n, b.cpus, b.job)
 	if err != nil {
 		t.Fatalf("start %d clients: %v", n, err)
 	}
-	t.Cleanup(b.crew.stop)
+	t.Cleanup(b.crew.Stop)
 
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
@@ -150,7 +150,7 @@ func (b *bench) cond(name string, fds *[]int, watchPath string, watching *bool) 
 			if *watching {
 				b.watchWrites += int64(r.N) * int64(b.n)
 			}
-			if err := b.crew.run(); err != nil {
+			if err := b.crew.Run(); err != nil {
 				return err
 			}
 			// The gated metric: the clients' CPU time per write in this chunk,

@@ -40,7 +40,7 @@ type churn struct {
 	spin    atomic.Int64   // -inject work per watch
 	ready   atomic.Int32   // start barrier of a round
 	elapsed []atomic.Int64 // each worker's time in the round
-	crew    *crew
+	crew    *perf.Crew
 	ncpu    int
 	buf     []byte
 	created int
@@ -98,11 +98,11 @@ func runChurn(t *harness.T, p int) {
 		t.Fatalf("%v", err)
 	}
 	c.ncpu = len(allowed)
-	c.crew, err = newCrew(p, cpuOrder(plan.Worker, plan.Helper, allowed), c.job)
+	c.crew, err = perf.NewCrew(p, perf.CPUOrder(plan.Worker, plan.Helper, allowed), c.job)
 	if err != nil {
 		t.Fatalf("start %d workers: %v", p, err)
 	}
-	t.Cleanup(c.crew.stop)
+	t.Cleanup(c.crew.Stop)
 
 	e := &perf.Experiment{
 		Suite: suiteName, Name: fmt.Sprintf("churn_p%d", p), Latency: true, FSPath: dir,
@@ -174,7 +174,7 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 			c.spin.Store(int64(r.Spin))
 			for i := 0; i < r.N; i++ {
 				c.ready.Store(0)
-				if err := c.crew.run(); err != nil {
+				if err := c.crew.Run(); err != nil {
 					return fmt.Errorf("round: %w", err)
 				}
 				var sum int64

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// crew runs one job on several OS threads at once: the calling (measuring) thread
+// Crew runs one job on several OS threads at once: the calling (measuring) thread
 // is member 0, members 1..n-1 are goroutines locked to their own OS threads and
 // pinned to CPUs. A run is released through a futex word and its end is signalled
 // through another, so nothing in a run allocates, logs or uses a channel. The
-// engine (harness/perf) pins and times the calling thread only; the crew is what
-// lets one timed run span N clients.
-type crew struct {
+// engine pins and times the calling thread only; a Crew is what lets one timed run
+// span N clients (the N-client write and watch-churn workloads).
+type Crew struct {
 	n    int
 	job  func(id int) unix.Errno
 	errs []atomic.Uint32 // errno of each member's last run
@@ -28,11 +28,11 @@ type crew struct {
 	wg   sync.WaitGroup
 }
 
-// newCrew starts members 1..n-1, member i pinned to cpus[i%len(cpus)], each
+// NewCrew starts members 1..n-1, member i pinned to cpus[i%len(cpus)], each
 // running job(i) once per run. job must not allocate, log, or block on Go
-// primitives. Stop the crew with stop.
-func newCrew(n int, cpus []int, job func(id int) unix.Errno) (*crew, error) {
-	c := &crew{n: n, job: job, errs: make([]atomic.Uint32, n)}
+// primitives. Stop the crew with Stop.
+func NewCrew(n int, cpus []int, job func(id int) unix.Errno) (*Crew, error) {
+	c := &Crew{n: n, job: job, errs: make([]atomic.Uint32, n)}
 	started := make(chan error, n)
 	for i := 1; i < n; i++ {
 		c.wg.Add(1)
@@ -45,13 +45,13 @@ func newCrew(n int, cpus []int, job func(id int) unix.Errno) (*crew, error) {
 		}
 	}
 	if first != nil {
-		c.stop()
+		c.Stop()
 		return nil, first
 	}
 	return c, nil
 }
 
-func (c *crew) member(id, cpu int, started chan<- error) {
+func (c *Crew) member(id, cpu int, started chan<- error) {
 	defer c.wg.Done()
 	// The goroutine never unlocks: its thread exits with it, so a pinned thread is
 	// never handed back to the Go scheduler.
@@ -80,9 +80,9 @@ func (c *crew) member(id, cpu int, started chan<- error) {
 	}
 }
 
-// run performs one run: it releases members 1..n-1, runs job(0) on the calling
+// Run performs one run: it releases members 1..n-1, runs job(0) on the calling
 // thread, and waits for all of them. It returns the first member's error.
-func (c *crew) run() error {
+func (c *Crew) Run() error {
 	if c.n > 1 {
 		c.left.Store(int32(c.n - 1))
 		c.done.Store(0)
@@ -103,8 +103,8 @@ func (c *crew) run() error {
 	return nil
 }
 
-// stop ends the members and waits for their threads to exit.
-func (c *crew) stop() {
+// Stop ends the members and waits for their threads to exit.
+func (c *Crew) Stop() {
 	c.quit.Store(true)
 	c.gen.Add(1)
 	futexWake(&c.gen)
@@ -130,9 +130,9 @@ func futexWake(w *atomic.Uint32) {
 		uintptr(1<<30), 0, 0, 0)
 }
 
-// cpuOrder returns the allowed CPUs starting with the engine's worker CPU, then its
-// helper CPU, then the rest: client i runs on cpuOrder[i%len].
-func cpuOrder(worker, helper int, allowed []int) []int {
+// CPUOrder returns the allowed CPUs starting with the engine's worker CPU, then its
+// helper CPU, then the rest: client i runs on CPUOrder[i%len].
+func CPUOrder(worker, helper int, allowed []int) []int {
 	out := []int{worker}
 	if helper != worker {
 		out = append(out, helper)
