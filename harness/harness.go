@@ -34,6 +34,10 @@ type Suite struct {
 	Filesystems []string
 	// Cases is the table.
 	Cases []Case
+	// CaseFunc, when set, builds more cases after the command line is parsed,
+	// for tables that depend on flags (perf suites size their cases by
+	// -profile). Its cases follow Cases.
+	CaseFunc func() []Case
 	// Timeout is the per-case deadline when -timeout is not given (default
 	// 30s). Perf suites, whose cases bound themselves by a time budget, set
 	// it higher so the full profile is not cut short.
@@ -195,6 +199,9 @@ func run(s Suite, args []string) int {
 			fmt.Fprintf(os.Stderr, "-run: %v\n", err)
 			return 2
 		}
+	}
+	if s.CaseFunc != nil {
+		s.Cases = append(append([]Case(nil), s.Cases...), s.CaseFunc()...)
 	}
 	all := expand(&s)
 	seen := map[string]bool{}

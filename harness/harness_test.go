@@ -126,6 +126,14 @@ func TestResultsAndExitCodes(t *testing.T) {
 	}
 }
 
+// Suite.CaseFunc builds cases after the flags are parsed.
+func TestCaseFuncSeesFlags(t *testing.T) {
+	r := runBin(t, nil, "-list")
+	assert.Assert(t, !strings.Contains(r.stdout, "verbose_only"), r.stdout)
+	r = runBin(t, nil, "-list", "-v")
+	assert.Assert(t, is.Contains(r.stdout, "hold.ext4\nverbose_only\n"))
+}
+
 // The watchdog reports the case that overran as TIMEOUT, reports the rest as
 // not run, and exits 1 promptly.
 func TestTimeout(t *testing.T) {

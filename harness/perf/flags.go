@@ -158,6 +158,10 @@ func ParsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
+// FullProfile reports whether -profile full was given. It is meaningful once the
+// harness has parsed the command line: call it from harness.Suite.CaseFunc.
+func FullProfile() bool { return Flags.profile().Name == "full" }
+
 // profile returns the selected profile with the budget override applied.
 func (o *Options) profile() Profile {
 	p, ok := Profiles[o.Profile]

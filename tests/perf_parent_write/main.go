@@ -6,8 +6,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -23,7 +21,7 @@ func main() {
 		// tmpfs only (no suffix): the seed workload is defined on tmpfs (/dev/shm), where
 		// a 1-byte pwrite is cheap enough for the fsnotify hooks to show.
 		Filesystems: nil,
-		Cases:       cases(),
+		CaseFunc:    cases,
 	})
 }
 
@@ -32,14 +30,14 @@ const suiteName = "perf_parent_write"
 // clientCounts returns the N of the profile: quick 1, 2, 4; full the seed
 // script's 1..1024.
 func clientCounts() []int {
-	if fullProfile() {
+	if perf.FullProfile() {
 		return []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 	}
 	return []int{1, 2, 4}
 }
 
-// cases builds the table. The table exists before harness.Main parses the flags,
-// so the profile that decides the N is read from the command line by fullProfile.
+// cases builds the table once the harness has parsed the flags (Suite.CaseFunc),
+// so the profile that decides the N is known.
 func cases() []harness.Case {
 	var out []harness.Case
 	for _, n := range clientCounts() {
@@ -66,22 +64,4 @@ func cases() []harness.Case {
 		})
 	}
 	return out
-}
-
-// fullProfile reports whether the command line asks for -profile full (the table
-// is built before the flags are parsed; the engine parses the same flag again).
-func fullProfile() bool {
-	args := os.Args[1:]
-	for i, a := range args {
-		a = "-" + strings.TrimLeft(a, "-")
-		switch {
-		case a == "-profile=full":
-			return true
-		case a == "-profile" && i+1 < len(args) && args[i+1] == "full":
-			return true
-		case a == "--":
-			return false
-		}
-	}
-	return false
 }

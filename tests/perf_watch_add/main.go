@@ -14,9 +14,6 @@
 package main
 
 import (
-	"os"
-	"strings"
-
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
@@ -33,7 +30,7 @@ func main() {
 		// tmpfs only (no suffix): tmpfs keeps every dentry of a live file cached, so
 		// "cached children" is exact there; the walk itself is filesystem-independent.
 		Filesystems: nil,
-		Cases:       cases(),
+		CaseFunc:    cases,
 	})
 }
 
@@ -64,7 +61,7 @@ func cases() []harness.Case {
 			Run: runMutators,
 		},
 	}
-	if fullProfile() {
+	if perf.FullProfile() {
 		out = append(out, harness.Case{
 			Name: "add_cached_1m",
 			Doc:  "1M cached children: as 100k, growth checked against 100k",
@@ -72,22 +69,4 @@ func cases() []harness.Case {
 		})
 	}
 	return out
-}
-
-// fullProfile reports whether the command line asks for -profile full (the table
-// is built before the flags are parsed; the engine parses the same flag again).
-func fullProfile() bool {
-	args := os.Args[1:]
-	for i, a := range args {
-		a = "-" + strings.TrimLeft(a, "-")
-		switch {
-		case a == "-profile=full":
-			return true
-		case a == "-profile" && i+1 < len(args) && args[i+1] == "full":
-			return true
-		case a == "--":
-			return false
-		}
-	}
-	return false
 }

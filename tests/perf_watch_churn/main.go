@@ -31,14 +31,14 @@ func main() {
 		// tmpfs only (no suffix): the seed's filesystem; connector handling is
 		// filesystem-independent (fs/notify/mark.c).
 		Filesystems: nil,
-		Cases:       cases(),
+		CaseFunc:    cases,
 	})
 }
 
 // workerCounts: quick 1 and 2 (this machine's CPUs: no oversubscription), full
 // the seed's P1, P4, P6, P8 (oversubscribed where CPUs are fewer).
 func workerCounts() []int {
-	if fullProfile() {
+	if perf.FullProfile() {
 		return []int{1, 2, 4, 6, 8}
 	}
 	return []int{1, 2}
@@ -55,17 +55,6 @@ func cases() []harness.Case {
 		})
 	}
 	return out
-}
-
-// fullProfile reports whether the command line asks for -profile full (the table
-// is built before the flags are parsed; the engine parses the same flag again).
-func fullProfile() bool {
-	for _, v := range argValues("profile") {
-		if v == "full" {
-			return true
-		}
-	}
-	return false
 }
 
 // argValues returns the values given to -name (or --name, -name=v) on the command

@@ -15,6 +15,13 @@ func main() {
 	harness.Main(harness.Suite{
 		Name: "harnessbin",
 		Doc:  "exercises the harness itself",
+		// CaseFunc sees parsed flags: -v adds a case.
+		CaseFunc: func() []harness.Case {
+			if !harness.Opts.Verbose {
+				return nil
+			}
+			return []harness.Case{{Name: "verbose_only", Doc: "exists with -v", Run: func(t *harness.T) {}}}
+		},
 		Cases: []harness.Case{
 			{Name: "pass", Doc: "passes", Run: func(t *harness.T) {}},
 			{Name: "skip", Doc: "skips with a reason", Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
