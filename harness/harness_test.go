@@ -126,6 +126,20 @@ func TestResultsAndExitCodes(t *testing.T) {
 	}
 }
 
+// T.SetSysctl changes a sysctl for one case, says so, and restores it.
+func TestSetSysctlRestores(t *testing.T) {
+	requireRoot(t)
+	const path = "/proc/sys/fs/inotify/max_user_watches"
+	before, err := os.ReadFile(path)
+	assert.NilError(t, err)
+	r := runBin(t, nil, "-run", "^sysctl$")
+	assert.Equal(t, r.code, 0, r.stdout)
+	assert.Assert(t, is.Contains(r.stdout, "# sysctl fs.inotify.max_user_watches changed from "))
+	after, err := os.ReadFile(path)
+	assert.NilError(t, err)
+	assert.Equal(t, string(after), string(before))
+}
+
 // Suite.CaseFunc builds cases after the flags are parsed.
 func TestCaseFuncSeesFlags(t *testing.T) {
 	r := runBin(t, nil, "-list")

@@ -302,6 +302,31 @@ func (t *T) Inotify(flags int) *inotify.Instance {
 	return in
 }
 
+// SetSysctl sets a sysctl (dotted name) for the rest of the case, notes the
+// change, and restores the old value when the case ends. The returned function
+// restores it sooner (later calls do nothing). A sysctl that cannot be read or
+// written is an error for the caller to judge (some cases can size down).
+func (t *T) SetSysctl(name, value string) (restore func(), err error) {
+	old, err := fixture.Sysctl(name)
+	if err != nil {
+		return func() {}, err
+	}
+	if err := fixture.SetSysctl(name, value); err != nil {
+		return func() {}, err
+	}
+	t.Notef("sysctl %s changed from %s to %s for this case; restored afterwards", name, old, value)
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			if err := fixture.SetSysctl(name, old); err != nil {
+				t.Errorf("restore: %v", err)
+			}
+		})
+	}
+	t.Cleanup(restore)
+	return restore, nil
+}
+
 var subName = regexp.MustCompile(`^[a-z0-9_]+$`)
 
 // Run runs f as a subtest named name and reports whether it passed (or was

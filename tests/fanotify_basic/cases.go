@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // Every expectation below comes from fanotify(7), fanotify_init(2),
@@ -556,7 +558,7 @@ func unlimitedQueue(t *harness.T) {
 	dir := t.Path("q")
 	mkdir(t, dir)
 	dfid := dfidName(t, dir, "")
-	limit, err := readSysctl(maxQueuedPath)
+	limit, err := fixture.SysctlInt(maxQueuedSysctl)
 	if err != nil {
 		limit = legacyQueueLimit
 	}

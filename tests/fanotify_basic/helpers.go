@@ -2,18 +2,19 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // settle is how long a case listens after its last step for an event that
@@ -200,29 +201,10 @@ func wantMarks(t *harness.T, g *fanotify.Group, when, want string) {
 // fanotify_init: group->max_events = fanotify_max_queued_events); before
 // 5.13 a fixed 16384 (fanotify(7)).
 const (
-	maxQueuedPath    = "/proc/sys/fs/fanotify/max_queued_events"
+	maxQueuedSysctl  = "fs.fanotify.max_queued_events"
 	legacyQueueLimit = 16384
 	fillableLimit    = 1 << 17
 )
-
-func readSysctl(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return n, nil
-}
-
-func writeSysctl(path string, v int) error {
-	if err := os.WriteFile(path, []byte(strconv.Itoa(v)), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
 
 // limitedGroup opens a group without FAN_UNLIMITED_QUEUE and returns it with
 // its queue limit. When the system limit is too large to fill quickly it
@@ -230,7 +212,7 @@ func writeSysctl(path string, v int) error {
 // (the value is copied into the new group), restores it at once, and says so.
 func limitedGroup(t *harness.T, flags uint) (*fanotify.Group, int) {
 	t.Helper()
-	limit, err := readSysctl(maxQueuedPath)
+	limit, err := fixture.SysctlInt(maxQueuedSysctl)
 	if errors.Is(err, os.ErrNotExist) {
 		return t.Fanotify(flags, unix.O_RDONLY), legacyQueueLimit
 	}
@@ -241,21 +223,11 @@ func limitedGroup(t *harness.T, flags uint) (*fanotify.Group, int) {
 		return t.Fanotify(flags, unix.O_RDONLY), limit
 	}
 	const lowered = 16384
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
-		if err := writeSysctl(maxQueuedPath, limit); err != nil {
-			t.Errorf("restoring fs.fanotify.max_queued_events=%d: %v", limit, err)
-		}
+	// The group copies the limit at fanotify_init: restore right after it.
+	restore, err := t.SetSysctl(maxQueuedSysctl, strconv.Itoa(lowered))
+	if err != nil {
+		t.Fatalf("lowering the queue limit from %d: %v", limit, err)
 	}
-	t.Cleanup(restore)
-	if err := writeSysctl(maxQueuedPath, lowered); err != nil {
-		t.Fatalf("lowering fs.fanotify.max_queued_events from %d: %v", limit, err)
-	}
-	t.Notef("fs.fanotify.max_queued_events lowered from %d to %d around fanotify_init, then restored", limit, lowered)
 	g := t.Fanotify(flags, unix.O_RDONLY)
 	restore()
 	return g, lowered

@@ -3,16 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // handCases are the cases written by hand: the kernel bugzilla 215676 use
@@ -112,13 +114,7 @@ func runBugzilla(t *harness.T, loc rule.Loc, k groupKind) {
 // without page cache is on the inode LRU (fs/inode.c inode_add_lru /
 // mapping_shrinkable, since 5.16), so the evictable case uses an empty file.
 // It changes no setting, so there is nothing to restore.
-func dropCaches() error {
-	unix.Sync()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
-		return fmt.Errorf("drop_caches: %w", err)
-	}
-	return nil
-}
+func dropCaches() error { return fixture.DropCaches() }
 
 var evictableCases = []harness.Case{
 	{

@@ -2,14 +2,16 @@ package main
 
 import (
 	"fmt"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
 	"maps"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
 )
 
 // flavour is how a case places its ignore mask.

@@ -3,18 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
-	"golang.org/x/sys/unix"
 )
 
 // object is what an event happens on: a regular file inside the watched

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,12 +16,13 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // slowAnswer is how long the slow listener keeps its actors waiting.
 const slowAnswer = 250 * time.Millisecond
 
-const watchdogSysctl = "/proc/sys/fs/fanotify/watchdog_timeout"
+const watchdogSysctl = "fs.fanotify.watchdog_timeout"
 
 var listenerCases = []harness.Case{
 	{
@@ -150,15 +150,13 @@ func runListenerKilled(t *harness.T) {
 	}
 }
 
-func readSysctl(path string) (string, bool, error) {
-	b, err := os.ReadFile(path)
+// readSysctl reads a sysctl and whether it exists on this kernel.
+func readSysctl(name string) (string, bool, error) {
+	v, err := fixture.Sysctl(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
-	}
-	return strings.TrimSpace(string(b)), true, nil
+	return v, err == nil, err
 }
 
 func runNonblockSlow(t *harness.T) {

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
-	"golang.org/x/sys/unix"
 )
 
 // Masks used throughout. inotify: every watch on a directory also watches its

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
 )
 
 // Subdirectories as children. include/linux/fsnotify.h fsnotify_parent: for a

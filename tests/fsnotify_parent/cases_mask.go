@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/fsnsuite/fsnsuite/harness"
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
 )
 
 // The parent's interest changes while its children stay cached and open: the

@@ -3,12 +3,13 @@ package main
 import (
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
 )
 
 // Permission events through the parent: fsnotify_open_perm_and_set_mode

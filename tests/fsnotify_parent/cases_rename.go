@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/fsnsuite/fsnsuite/harness"
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
 )
 
 // Renames move a dentry between parents (__d_move, which re-evaluates the

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/fsnsuite/fsnsuite/harness"
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
 )
 
 // Special files (FIFO, character device) in a watched directory. Their

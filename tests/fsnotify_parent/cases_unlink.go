@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"golang.org/x/sys/unix"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 var unlinkCases = []harness.Case{
@@ -165,8 +167,8 @@ func (e *env) handleOf(p string) unix.FileHandle {
 // pass of the LRU. Global and not undoable; it only costs re-lookups.
 func (e *env) dropDentries() {
 	for i := 0; i < 3; i++ {
-		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
-			e.t.Fatalf("drop_caches: %v", err)
+		if err := fixture.DropCaches(); err != nil {
+			e.t.Fatalf("%v", err)
 		}
 	}
 	e.t.Note("wrote 2 to /proc/sys/vm/drop_caches (global: drops unused dentries and inodes system-wide; nothing to restore)")

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
-	"golang.org/x/sys/unix"
 )
 
 // Every expectation below comes from inotify(7), inotify_add_watch(2),

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
-	"golang.org/x/sys/unix"
 )
 
 // settle is how long a case listens after its last step for an event that
@@ -109,30 +110,11 @@ func evc(wd int32, mask uint32, name string, cookie uint32) inotify.Event {
 // The inotify queue limit is read from fs.inotify.max_queued_events when the
 // instance is created (fs/notify/inotify/inotify_user.c inotify_new_group:
 // group->max_events = max_events).
-const maxQueuedPath = "/proc/sys/fs/inotify/max_queued_events"
+const maxQueuedSysctl = "fs.inotify.max_queued_events"
 
 // fillableLimit is the largest queue limit the overflow case fills as it is;
 // above it the case lowers the sysctl around inotify_init1 only.
 const fillableLimit = 1 << 17
-
-func readSysctl(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return n, nil
-}
-
-func writeSysctl(path string, v int) error {
-	if err := os.WriteFile(path, []byte(strconv.Itoa(v)), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
 
 // overflowInstance opens an inotify instance and returns it with its queue
 // limit. When the system limit is too large to fill quickly it lowers
@@ -140,7 +122,7 @@ func writeSysctl(path string, v int) error {
 // value is copied into the new group), restores it at once, and says so.
 func overflowInstance(t *harness.T) (*inotify.Instance, int) {
 	t.Helper()
-	limit, err := readSysctl(maxQueuedPath)
+	limit, err := fixture.SysctlInt(maxQueuedSysctl)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -148,21 +130,11 @@ func overflowInstance(t *harness.T) (*inotify.Instance, int) {
 		return t.Inotify(0), limit
 	}
 	const lowered = 16384
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
-		if err := writeSysctl(maxQueuedPath, limit); err != nil {
-			t.Errorf("restoring fs.inotify.max_queued_events=%d: %v", limit, err)
-		}
+	// The instance copies the limit at inotify_init1: restore right after it.
+	restore, err := t.SetSysctl(maxQueuedSysctl, strconv.Itoa(lowered))
+	if err != nil {
+		t.Fatalf("lowering the queue limit from %d: %v", limit, err)
 	}
-	t.Cleanup(restore)
-	if err := writeSysctl(maxQueuedPath, lowered); err != nil {
-		t.Fatalf("lowering fs.inotify.max_queued_events from %d: %v", limit, err)
-	}
-	t.Notef("fs.inotify.max_queued_events lowered from %d to %d around inotify_init1, then restored", limit, lowered)
 	in := t.Inotify(0)
 	restore()
 	return in, lowered

@@ -7,14 +7,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/fsnsuite/fsnsuite/harness"
-	"github.com/fsnsuite/fsnsuite/harness/perf"
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
 // Sizes of the seed reproducer: 96 instance/inode pairs, 25 measured rounds.
@@ -27,7 +28,7 @@ const (
 	maxCV      = 0.15                // seed 001's variability gate, applied with -baseline
 )
 
-const sysctlInstances = "/proc/sys/fs/inotify/max_user_instances"
+const sysctlInstances = "fs.inotify.max_user_instances"
 
 // churn is one case's state: the instances, both sets of paths, the crew.
 type churn struct {
@@ -332,14 +333,9 @@ func cpath(t *harness.T, p string) *byte {
 // cleanup, said in a diagnostic). If it cannot, it returns what is free and the
 // case runs sized down, also said.
 func instancesAvailable(t *harness.T, need int) int {
-	b, err := os.ReadFile(sysctlInstances)
+	limit, err := fixture.SysctlInt(sysctlInstances)
 	if err != nil {
-		t.Fatalf("read %s: %v", sysctlInstances, err)
-	}
-	oldS := strings.TrimSpace(string(b))
-	limit, err := strconv.Atoi(oldS)
-	if err != nil {
-		t.Fatalf("parse %s %q: %v", sysctlInstances, oldS, err)
+		t.Fatalf("%v", err)
 	}
 	used := inotifyInUse()
 	const margin = 32 // for the harness and other binaries starting meanwhile
@@ -348,17 +344,12 @@ func instancesAvailable(t *harness.T, need int) int {
 		return need
 	}
 	want := used + need + 2*margin
-	if err := os.WriteFile(sysctlInstances, []byte(strconv.Itoa(want)), 0o644); err != nil {
+	if _, err := t.SetSysctl(sysctlInstances, strconv.Itoa(want)); err != nil {
 		free := max(2, min(need, limit-used-margin))
 		t.Notef("fs.inotify.max_user_instances is %d with %d in use and cannot be raised (%v): sized down to %d instances", limit, used, err, free)
 		return free
 	}
-	t.Notef("raised fs.inotify.max_user_instances %d -> %d (%d instances in use, %d needed); restored at the end of the case", limit, want, used, need)
-	t.Cleanup(func() {
-		if err := os.WriteFile(sysctlInstances, []byte(oldS), 0o644); err != nil {
-			t.Errorf("restore %s to %s: %v", sysctlInstances, oldS, err)
-		}
-	})
+	t.Notef("fs.inotify.max_user_instances raised for %d instances in use and %d needed", used, need)
 	return need
 }
 

@@ -6,9 +6,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 func main() {
@@ -30,6 +32,18 @@ func main() {
 			{Name: "subtests", Doc: "nests", Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) {})
 				t.Run("two", func(t *harness.T) { t.Skipf("reason two") })
+			}},
+			{Name: "sysctl", Doc: "raises fs.inotify.max_user_watches by one, for the case only", Run: func(t *harness.T) {
+				old, err := fixture.SysctlInt("fs.inotify.max_user_watches")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := t.SetSysctl("fs.inotify.max_user_watches", strconv.Itoa(old+1)); err != nil {
+					t.Fatal(err)
+				}
+				if now, _ := fixture.SysctlInt("fs.inotify.max_user_watches"); now != old+1 {
+					t.Errorf("sysctl is %d after SetSysctl, want %d", now, old+1)
+				}
 			}},
 			{Name: "hang", Doc: "blocks until the watchdog fires", Run: func(t *harness.T) { select {} }},
 			{Name: "hold", Doc: "holds ext4, tmpfs, a temp dir and an actor, then waits to be killed",
