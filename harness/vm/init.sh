@@ -57,9 +57,12 @@ if [ -n "$cfg" ]; then
 	for o in FANOTIFY INOTIFY_USER; do
 		has_opt $o || missing="$missing $o"
 	done
+	lacks=""
 	for o in FANOTIFY_ACCESS_PERMISSIONS FHANDLE; do
-		has_opt $o || say lacks $o
+		has_opt $o || lacks="$lacks $o"
 	done
+	# Only worth saying when the run goes on.
+	[ -n "$lacks" ] && [ -z "$missing" ] && say lacks $lacks
 else
 	if [ ! -d /proc/sys/fs/fanotify ] && ! ksym fanotify_init; then
 		if [ -s /proc/kallsyms ] || [ -d /proc/sys/fs/inotify ]; then

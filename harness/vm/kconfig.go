@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -37,7 +38,7 @@ var Options = []Option{
 	{"FUTEX", "the Go runtime needs futexes", true},
 	{"EPOLL", "the Go runtime needs epoll", true},
 	{"INOTIFY_USER", "the inotify tests", true},
-	{"FANOTIFY", "the fanotify tests (fanotify_init)", true},
+	{"FANOTIFY", "fanotify_init and every fanotify test", true},
 	{"FANOTIFY_ACCESS_PERMISSIONS", "permission events (FAN_OPEN_PERM, FAN_ACCESS_PERM)", false},
 	{"FHANDLE", "FID reporting tests (name_to_handle_at)", false},
 	{"BLK_DEV_LOOP", "ext4 cases (loop device)", false},
@@ -135,9 +136,9 @@ func missingError(missing []string, source string) *Error {
 	for i, m := range missing {
 		names[i] = "CONFIG_" + m
 	}
-	msg := fmt.Sprintf("kernel lacks %s (%s)", strings.Join(names, ", "), optionWhy(missing[0]))
+	msg := fmt.Sprintf("kernel lacks %s, needed for %s", strings.Join(names, ", "), optionWhy(missing[0]))
 	if source != "" {
-		msg += "; from " + source
+		msg += " (" + source + ")"
 	}
 	return &Error{Kind: "config", Missing: missing, Msg: msg}
 }
@@ -164,10 +165,13 @@ func (c *Config) checkKernelConfig() error {
 	}
 	req, opt := missingOptions(set)
 	for _, o := range opt {
+		if o == "FANOTIFY_ACCESS_PERMISSIONS" && slices.Contains(req, "FANOTIFY") {
+			continue
+		}
 		c.progressf("warning: kernel config lacks CONFIG_%s: %s will skip", o, optionWhy(o))
 	}
 	if len(req) > 0 {
-		return missingError(req, path)
+		return missingError(req, "per "+path)
 	}
 	for _, o := range []string{"BLK_DEV_LOOP", "EXT4_FS"} {
 		if set[o] == "m" && c.Modules == "" {

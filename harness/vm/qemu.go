@@ -294,6 +294,7 @@ type monitor struct {
 	panicked  bool
 	panicMsg  string
 	missing   []string
+	cfgSource string // where the guest read the kernel config, if anywhere
 	inResults bool
 	results   bytes.Buffer
 	lastTAP   string
@@ -361,6 +362,7 @@ func (m *monitor) outLine(s string) error {
 				m.cfg.progressf("warning: the modules are for %s but the kernel is %s: they will not load", m.cfg.modVersion, f[1])
 			}
 		case "config":
+			m.cfgSource = strings.Join(f[1:], " ")
 		case "lacks":
 			for _, o := range f[1:] {
 				m.cfg.progressf("warning: kernel lacks CONFIG_%s: %s will skip", o, optionWhy(o))
@@ -368,7 +370,7 @@ func (m *monitor) outLine(s string) error {
 		case "missing":
 			m.started = true
 			m.missing = f[1:]
-			return missingError(m.missing, "checked in the guest")
+			return m.missingError()
 		case "modfail":
 			m.cfg.progressf("warning: insmod %s failed (see vm-console.log)", strings.Join(f[1:], " "))
 		case "rng":
@@ -420,6 +422,14 @@ func (m *monitor) progressTAP(s string) {
 	}
 }
 
+func (m *monitor) missingError() *Error {
+	src := "per the guest's /proc"
+	if m.cfgSource != "" {
+		src = "per the guest's " + m.cfgSource
+	}
+	return missingError(m.missing, src)
+}
+
 func (m *monitor) panicError() *Error {
 	msg := m.panicMsg
 	hint := ""
@@ -460,7 +470,7 @@ func (m *monitor) diagnose() error {
 		return m.panicError()
 	}
 	if len(m.missing) > 0 {
-		return missingError(m.missing, "checked in the guest")
+		return m.missingError()
 	}
 	if !m.booted {
 		msg := m.qemuOut.last()
