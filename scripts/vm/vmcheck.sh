@@ -6,6 +6,7 @@
 #
 # Environment: MODULES, VM_CPUS, VM_MEM, VM_TIMEOUT, VM_RESULTS (results dir,
 # default results/vm-<kernel>). The runner is bin/fsnsuite (build it with make).
+# Runner flags given after KERNEL (e.g. -strict, -run REGEX, -j=1) are passed on.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,9 @@ name=$(basename "$spec")
 results=${VM_RESULTS:-$top/results/vm-$name}
 rm -rf "$results"
 
-set -- -kernel "$kernel" -results "$results" "$@"
+# Correctness binaries in parallel, one per guest CPU (TCG runs a thread per
+# vCPU); a -j in the given arguments comes later and wins.
+set -- -kernel "$kernel" -results "$results" -j="${VM_CPUS:-2}" "$@"
 [ -n "$modules" ] && set -- "$@" -modules "$modules"
 [ -n "${VM_CPUS:-}" ] && set -- "$@" -vm-cpus "$VM_CPUS"
 [ -n "${VM_MEM:-}" ] && set -- "$@" -vm-mem "$VM_MEM"
