@@ -177,7 +177,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	cmd.Stdout = qw
 	cmd.Stderr = qw
 	cmd.ExtraFiles = []*os.File{pw[0], pw[1], pw[2]}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		for i := 0; i < 3; i++ {
@@ -215,10 +215,11 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	bootTimer := time.NewTimer(c.BootTimeout)
 	defer bootTimer.Stop()
 	kill := func() {
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
+		// qemu and anything it started (its process group).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Process.Kill()
 	}
+	var drain <-chan time.Time // after qemu exits, output still buffered is read for a while
 	var runErr error
 	exited := false
 	open := 4
@@ -244,9 +245,12 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 		case werr := <-waitErr:
 			exited = true
 			waitErr = nil
+			drain = time.After(5 * time.Second)
 			if werr != nil && runErr == nil && !m.gotExit {
 				m.qemuErr = werr
 			}
+		case <-drain:
+			open = 0 // a descendant keeps a port open: stop reading
 		case <-bootTimer.C:
 			if !m.started && runErr == nil {
 				runErr = m.bootTimeout()
@@ -472,6 +476,12 @@ func (m *monitor) diagnose() error {
 	if len(m.missing) > 0 {
 		return m.missingError()
 	}
+	if m.running {
+		return &Error{Kind: "protocol", Msg: fmt.Sprintf("the guest stopped without an exit status (last TAP line: %q; last console line: %q)", m.lastTAP, m.console.last())}
+	}
+	if m.started {
+		return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the runner started; last console line: %q", m.console.last())}
+	}
 	if !m.booted {
 		msg := m.qemuOut.last()
 		if msg == "" && m.qemuErr != nil {
@@ -482,13 +492,7 @@ func (m *monitor) diagnose() error {
 		}
 		return &Error{Kind: "boot", Msg: fmt.Sprintf("qemu exited before %s wrote anything on the serial console (not a bootable kernel, or no CONFIG_SERIAL_8250_CONSOLE)", m.cfg.Kernel)}
 	}
-	if !m.started {
-		return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the payload started; last console line: %q", m.console.last())}
-	}
-	if m.running {
-		return &Error{Kind: "protocol", Msg: fmt.Sprintf("the guest stopped without an exit status (last TAP line: %q; last console line: %q)", m.lastTAP, m.console.last())}
-	}
-	return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the runner started; last console line: %q", m.console.last())}
+	return &Error{Kind: "boot", Msg: fmt.Sprintf("the guest stopped before the payload started; last console line: %q", m.console.last())}
 }
 
 // unpackResults extracts the guest's results directory into ResultsDir.

@@ -147,6 +147,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns the one-line diagnosis, prefixed "vm: ".
 func (e *Error) Error() string { return "vm: " + e.Msg }
 
 func (c *Config) progressf(format string, args ...any) {

@@ -216,3 +216,113 @@ func TestBootPayload(t *testing.T) {
 		t.Errorf("bogus kernel: got %v", err)
 	}
 }
+
+// fakeRun runs Run with a shell script standing in for qemu: the script
+// writes to fd 3 (console), 4 (TAP port) and 5 (stderr port) as the guest
+// would.
+func fakeRun(t *testing.T, script string, cfg Config) (int, error, string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("cpio"); err != nil {
+		t.Skip("cpio not installed")
+	}
+	dir := t.TempDir()
+	qemu := filepath.Join(dir, "qemu")
+	if err := os.WriteFile(qemu, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img := make([]byte, 0x400)
+	copy(img[0x202:], "HdrS")
+	kernel := filepath.Join(dir, "bzImage")
+	if err := os.WriteFile(kernel, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{RunnerName, "inotify_basic", "perf_x"} {
+		if err := os.WriteFile(filepath.Join(bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bb := filepath.Join(dir, "busybox")
+	if err := os.WriteFile(bb, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, progress bytes.Buffer
+	cfg.Kernel, cfg.QEMU, cfg.BinDir, cfg.Busybox, cfg.Accel = kernel, qemu, bin, bb, "tcg"
+	cfg.Stdout, cfg.Progress, cfg.KernelConfig = &stdout, &progress, ""
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 20 * time.Second
+	}
+	code, err := Run(context.Background(), cfg)
+	t.Logf("progress:\n%s", progress.String())
+	return code, err, stdout.String(), progress.String()
+}
+
+func TestFakeGuest(t *testing.T) {
+	results := t.TempDir()
+	payload := "cd $(mktemp -d) && mkdir sub && echo hi > sub/f && tar -cf - . | gzip -c | base64"
+	code, err, out, progress := fakeRun(t, `
+echo "[    0.0] Linux version 6.1.0-fake" >&3
+echo "FSNSUITE-VM init 6.1.0-fake 2" >&4
+echo "FSNSUITE-VM start" >&4
+printf 'TAP version 13\r\n1..1\r\n    # Subtest: inotify_basic\r\n    1..1\r\n    ok 1 x\r\nok 1 inotify_basic\r\n' >&4
+echo "summary line" >&5
+echo "FSNSUITE-VM exit 4" >&4
+echo "FSNSUITE-VM results-begin" >&4
+(`+payload+`) >&4
+echo "FSNSUITE-VM results-end" >&4
+echo "FSNSUITE-VM done" >&4
+`, Config{ResultsDir: results})
+	if err != nil || code != 4 {
+		t.Fatalf("got %d, %v; want 4, nil", code, err)
+	}
+	if want := "TAP version 13\n1..1\n    # Subtest: inotify_basic\n    1..1\n    ok 1 x\nok 1 inotify_basic\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(results, "sub", "f")); err != nil || string(b) != "hi\n" {
+		t.Errorf("results: %q %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(results, "vm-console.log")); !strings.Contains(string(b), "Linux version") {
+		t.Errorf("console log %q", b)
+	}
+	if !strings.Contains(progress, "perf_x") || !strings.Contains(progress, "running inotify_basic") {
+		t.Errorf("progress lacks the perf note or the per-binary line")
+	}
+}
+
+func TestFakeGuestFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, kind string
+		boot               time.Duration
+	}{
+		{"panic", `echo "[ 1.0] Kernel panic - not syncing: No working init found." >&3; exit 0`, "panic", 0},
+		{"silent", `sleep 30`, "boot", 2 * time.Second},
+		{"no_payload", `echo "[ 0.1] booting" >&3; sleep 30`, "boot", 2 * time.Second},
+		{"missing", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM config /proc/config.gz" >&4; echo "FSNSUITE-VM missing FANOTIFY" >&4; sleep 30`, "config", 0},
+		{"no_exit", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM start" >&4; echo "ok 1 a" >&4; exit 0`, "protocol", 0},
+		{"qemu_error", `echo "qemu-system-x86_64: cannot load kernel" >&2; exit 1`, "qemu", 0},
+		{"timeout", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM start" >&4; sleep 30`, "timeout", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{BootTimeout: tc.boot}
+			if tc.name == "timeout" {
+				cfg.Timeout = 2 * time.Second
+			}
+			start := time.Now()
+			code, err, _, _ := fakeRun(t, tc.script, cfg)
+			var e *Error
+			if code == 0 || !errors.As(err, &e) || e.Kind != tc.kind {
+				t.Fatalf("got %d, %v; want a %q diagnosis", code, err, tc.kind)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("diagnosis is not one line: %q", err)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s: the run is not bounded", d)
+			}
+			t.Log(err)
+		})
+	}
+}
