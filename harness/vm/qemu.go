@@ -120,13 +120,17 @@ const (
 	srcQEMU
 )
 
-func scanLines(r io.Reader, src int, ch chan<- line, done chan<- struct{}) {
+func scanLines(r io.Reader, src int, ch chan<- line, done chan<- struct{}, quit <-chan struct{}) {
+	defer func() { done <- struct{}{} }()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 256*1024), 4*1024*1024)
 	for sc.Scan() {
-		ch <- line{src, strings.TrimRight(sc.Text(), "\r")}
+		select {
+		case ch <- line{src, strings.TrimRight(sc.Text(), "\r")}:
+		case <-quit:
+			return
+		}
 	}
-	done <- struct{}{}
 }
 
 // tail keeps the last n lines.
@@ -193,10 +197,12 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 
 	lines := make(chan line, 1024)
 	eof := make(chan struct{}, 4)
-	go scanLines(pr[0], srcConsole, lines, eof)
-	go scanLines(pr[1], srcOut, lines, eof)
-	go scanLines(pr[2], srcErr, lines, eof)
-	go scanLines(qr, srcQEMU, lines, eof)
+	quit := make(chan struct{})
+	defer close(quit)
+	go scanLines(pr[0], srcConsole, lines, eof, quit)
+	go scanLines(pr[1], srcOut, lines, eof, quit)
+	go scanLines(pr[2], srcErr, lines, eof, quit)
+	go scanLines(qr, srcQEMU, lines, eof, quit)
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 
@@ -211,7 +217,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 		defer consoleLog.Close()
 	}
 
-	m := &monitor{cfg: c, start: start, console: tail{n: 40}, qemuOut: tail{n: 20}, consoleLog: consoleLog}
+	m := &monitor{cfg: c, accel: accel, start: start, console: tail{n: 40}, qemuOut: tail{n: 20}, consoleLog: consoleLog}
 	bootTimer := time.NewTimer(c.BootTimeout)
 	defer bootTimer.Stop()
 	kill := func() {
@@ -284,6 +290,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 // monitor follows the guest's output streams.
 type monitor struct {
 	cfg        *Config
+	accel      string
 	start      time.Time
 	console    tail
 	qemuOut    tail
@@ -488,6 +495,9 @@ func (m *monitor) diagnose() error {
 			msg = m.qemuErr.Error()
 		}
 		if msg != "" {
+			if m.accel == "kvm" {
+				msg += " (FSNSUITE_VM_ACCEL=tcg forces emulation)"
+			}
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("qemu could not boot %s: %s", m.cfg.Kernel, msg)}
 		}
 		return &Error{Kind: "boot", Msg: fmt.Sprintf("qemu exited before %s wrote anything on the serial console (not a bootable kernel, or no CONFIG_SERIAL_8250_CONSOLE)", m.cfg.Kernel)}
