@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -160,8 +161,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
-	var pr [4]*os.File // read ends: console, out, err
-	var pw [4]*os.File
+	var pr, pw [3]*os.File // console, TAP port, stderr port
 	for i := 0; i < 3; i++ {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -204,7 +204,12 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	go scanLines(pr[2], srcErr, lines, eof, quit)
 	go scanLines(qr, srcQEMU, lines, eof, quit)
 	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
+	var reaped atomic.Bool
+	go func() {
+		err := cmd.Wait()
+		reaped.Store(true)
+		waitErr <- err
+	}()
 
 	var consoleLog *os.File
 	if c.ResultsDir != "" {
@@ -221,10 +226,19 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	bootTimer := time.NewTimer(c.BootTimeout)
 	defer bootTimer.Stop()
 	kill := func() {
+		if reaped.Load() {
+			return // its pid may belong to someone else by now
+		}
 		// qemu and anything it started (its process group).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Process.Kill()
 	}
+	var timers []*time.Timer
+	defer func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}()
 	var drain <-chan time.Time // after qemu exits, output still buffered is read for a while
 	var runErr error
 	exited := false
@@ -237,14 +251,14 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 				runErr = err
 				if m.panicked {
 					// Let the panic's lines come in; panic=-1 and -no-reboot end qemu.
-					time.AfterFunc(3*time.Second, kill)
+					timers = append(timers, time.AfterFunc(3*time.Second, kill))
 				} else {
 					kill()
 				}
 			}
 			if m.done && !wasDone {
 				// A guest that cannot power off is stopped after a grace period.
-				time.AfterFunc(20*time.Second, kill)
+				timers = append(timers, time.AfterFunc(20*time.Second, kill))
 			}
 		case <-eof:
 			open--
