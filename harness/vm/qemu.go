@@ -317,6 +317,7 @@ type monitor struct {
 	done      bool // the guest said it is about to power off
 	exitCode  int
 	panicked  bool
+	sawInitrd bool // the kernel said it unpacked or freed the initramfs
 	panicMsg  string
 	missing   []string
 	cfgSource string // where the guest read the kernel config, if anywhere
@@ -351,6 +352,9 @@ func (m *monitor) handle(l line) error {
 }
 
 func (m *monitor) consoleLine(s string) error {
+	if strings.Contains(s, "Freeing initrd memory") || strings.Contains(s, "Unpacking initramfs") {
+		m.sawInitrd = true
+	}
 	if i := strings.Index(s, "Kernel panic - not syncing:"); i >= 0 && !m.panicked {
 		m.panicked = true
 		m.panicMsg = strings.TrimSpace(s[i+len("Kernel panic - not syncing:"):])
@@ -460,7 +464,11 @@ func (m *monitor) panicError() *Error {
 	hint := ""
 	switch {
 	case strings.Contains(msg, "VFS: Unable to mount root fs"):
-		hint = " (the kernel did not use the initramfs: needs CONFIG_BLK_DEV_INITRD)"
+		if m.sawInitrd {
+			hint = " (the initramfs was unpacked but its /init did not run)"
+		} else {
+			hint = " (the kernel did not use the initramfs: needs CONFIG_BLK_DEV_INITRD)"
+		}
 	case strings.Contains(msg, "No working init found"), strings.Contains(msg, "Requested init /init failed"):
 		hint = " (/init could not run"
 		for _, l := range m.console.lines {
