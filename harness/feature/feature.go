@@ -223,9 +223,21 @@ var (
 	MarkIgnore = New("FAN_MARK_IGNORE", "6.0",
 		markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_IGNORE|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN))
 	EnableAudit = New("FAN_ENABLE_AUDIT", "4.15", initProbe(unix.FAN_CLASS_CONTENT|unix.FAN_ENABLE_AUDIT))
-	// PreContent probes the kernel's acceptance of FAN_PRE_ACCESS on the
-	// workspace (a tmpfs); a filesystem without pre-content support is a
-	// separate question each test asks of its own filesystem.
-	PreContent = New("FAN_CLASS_PRE_CONTENT with FAN_PRE_ACCESS (6.14, and a filesystem that allows it)", "",
-		markProbe(unix.FAN_CLASS_PRE_CONTENT, 0, unix.FAN_PRE_ACCESS))
+	// PreContent: the pre-content events (FAN_PRE_ACCESS) and FAN_DENY_ERRNO
+	// responses, both 6.14. Removing a FAN_PRE_ACCESS mark that does not exist
+	// answers ENOENT from a kernel that knows the event and EINVAL from one
+	// that does not, whatever the filesystem: whether a filesystem allows
+	// pre-content marks (SB_I_ALLOW_HSM) is a separate question.
+	PreContent = New("pre-content events and FAN_DENY_ERRNO (FAN_PRE_ACCESS)", "6.14", func() error {
+		return withGroup(unix.FAN_CLASS_PRE_CONTENT, func(fd int) error {
+			err := unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/")
+			switch {
+			case errors.Is(err, unix.ENOENT):
+				return nil
+			case err == nil:
+				return errors.New("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS) of a mark that does not exist succeeded")
+			}
+			return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
+		})
+	})
 )

@@ -166,7 +166,7 @@ var preContentCases = []harness.Case{
 	{
 		Name:  "pre_access_range",
 		Doc:   "FAN_PRE_ACCESS before pread(2) carries the page-aligned range; FAN_ALLOW lets the read return the data, FAN_DENY_ERRNO(EIO) fails it with EIO (fanotify(7))",
-		Needs: []*feature.Feature{preContentKernel},
+		Needs: []*feature.Feature{feature.PreContent},
 		// Pre-content events need a superblock with SB_I_ALLOW_HSM
 		// (fanotify_user.c: fanotify_events_supported() returns EOPNOTSUPP
 		// otherwise); tmpfs never sets it, by design rather than by a

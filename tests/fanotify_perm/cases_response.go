@@ -13,29 +13,6 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
-// preContentKernel says whether the kernel knows the pre-content events
-// (FAN_PRE_ACCESS) and with them FAN_DENY_ERRNO: both were merged in 6.14 with
-// the pre-content series. The probe asks fanotify_mark(2) to remove a
-// FAN_PRE_ACCESS mark that does not exist: do_fanotify_mark checks the mask
-// against the known events first (EINVAL on a kernel without the bit), and
-// only then finds no mark (ENOENT). No filesystem support is needed, so the
-// answer is about the kernel alone.
-var preContentKernel = feature.New("pre-content events and FAN_DENY_ERRNO (FAN_PRE_ACCESS)", "6.14", func() error {
-	fd, err := unix.FanotifyInit(unix.FAN_CLOEXEC|unix.FAN_CLASS_PRE_CONTENT, unix.O_RDONLY)
-	if err != nil {
-		return fmt.Errorf("fanotify_init(FAN_CLASS_PRE_CONTENT): %w", err)
-	}
-	defer unix.Close(fd)
-	err = unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/")
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case err == nil:
-		return errors.New("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS) of a mark that does not exist succeeded")
-	}
-	return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
-})
-
 // allowedDenyErrnos are the errnos fs/notify/fanotify/fanotify_user.c
 // process_access_response accepts with FAN_DENY_ERRNO ("Limit errno to values
 // expected on open(2)/read(2)/write(2) of regular files").
@@ -78,7 +55,7 @@ var responseCases = []harness.Case{
 	{
 		Name:  "deny_errno_allowed",
 		Doc:   "FAN_DENY_ERRNO from a FAN_CLASS_PRE_CONTENT group: the actor's open(2) fails with exactly the errno given, for each errno fanotify_user.c allows (EIO arrives as EIO)",
-		Needs: []*feature.Feature{preContentKernel},
+		Needs: []*feature.Feature{feature.PreContent},
 		Run: func(t *harness.T) {
 			e := prepare(t, 1, "f")
 			g := group(t, unix.FAN_CLASS_PRE_CONTENT)
@@ -97,7 +74,7 @@ var responseCases = []harness.Case{
 	{
 		Name:  "deny_errno_rejected_values",
 		Doc:   "FAN_DENY_ERRNO with an errno outside the allowed set, or FAN_ALLOW with an errno, is refused with EINVAL and the event stays pending and answerable (fanotify_user.c process_access_response)",
-		Needs: []*feature.Feature{preContentKernel},
+		Needs: []*feature.Feature{feature.PreContent},
 		Run: func(t *harness.T) {
 			b := openBlocked(t, unix.FAN_CLASS_PRE_CONTENT)
 			for _, errno := range rejectedDenyErrnos {
