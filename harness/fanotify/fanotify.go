@@ -71,6 +71,29 @@ func (g *Group) Close() error {
 	return nil
 }
 
+// CloseAsync removes every mark of the group at once (FAN_MARK_FLUSH of inode,
+// mount and filesystem marks: fsnotify_clear_marks_by_group detaches them and
+// recomputes the objects' masks before the call returns) and then closes the
+// fd in the background. Closing a group waits for the mark reaper
+// (fsnotify_destroy_group -> fsnotify_wait_marks_destroyed, an SRCU grace
+// period); for a markless group nothing is left to wait for but that. Where a
+// flush fails (a kernel without filesystem marks) it closes synchronously.
+func (g *Group) CloseAsync() error {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil
+	}
+	for _, typ := range []uint{0, unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM} {
+		if err := unix.FanotifyMark(g.fd, unix.FAN_MARK_FLUSH|typ, 0, unix.AT_FDCWD, ""); err != nil {
+			return g.Close()
+		}
+	}
+	go g.Close()
+	return nil
+}
+
 // CloseAll closes every group that is still open in this process. The harness
 // watchdog calls it first on a timeout.
 func CloseAll() {

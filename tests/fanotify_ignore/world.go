@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,36 +152,9 @@ func (w *world) actor() *actor.Actor {
 }
 
 // addGroup opens a group of the given kind; it is closed at the end of the
-// case. Closing a group waits for the mark reaper (fsnotify_destroy_group ->
-// fsnotify_wait_marks_destroyed, an SRCU grace period), which would dominate
-// the run time of this many small cases. So at the end of the case every
-// mark of every group is first removed synchronously with FAN_MARK_FLUSH
-// (fsnotify_clear_marks_by_group detaches them from their objects and
-// recomputes the objects' masks before the call returns); only the closing
-// of the then markless, unreadable fds is left to finish in the background.
+// case (its marks at once, its fd in the background: harness T.Fanotify).
 func (w *world) addGroup(k groupKind) int {
-	t := w.t
-	g, err := fanotify.Init(k.init, unix.O_RDONLY)
-	switch {
-	case errors.Is(err, unix.EPERM):
-		t.Skipf("%v (needs CAP_SYS_ADMIN in the initial user namespace; run as real root)", err)
-	case errors.Is(err, unix.ENOSYS):
-		t.Skipf("%v (kernel built without CONFIG_FANOTIFY)", err)
-	case err != nil:
-		t.Fatalf("group %s: %v", k.name, err)
-	}
-	if len(w.groups) == 0 {
-		t.Cleanup(func() {
-			for _, gs := range w.groups {
-				for _, typ := range []uint{0, unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM} {
-					if err := gs.g.Mark(unix.FAN_MARK_FLUSH|typ, 0, unix.AT_FDCWD, ""); err != nil {
-						t.Errorf("cleanup: %v", err)
-					}
-				}
-				go gs.g.Close()
-			}
-		})
-	}
+	g := w.t.Fanotify(k.init, unix.O_RDONLY)
 	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[rule.Loc]*rule.Mark{}})
 	return len(w.groups) - 1
 }
