@@ -288,6 +288,18 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 			ctx = context.Background() // fire once
 		}
 	}
+	// A reader sends its last lines before its EOF, but select picks among
+	// ready channels at random: lines may still wait in the channel.
+	for pending := true; pending; {
+		select {
+		case l := <-lines:
+			if err := m.handle(l); err != nil && runErr == nil {
+				runErr = err
+			}
+		default:
+			pending = false
+		}
+	}
 	c.progressf("guest ran %.1fs", time.Since(start).Seconds())
 	if m.gotExit && runErr == nil {
 		if err := m.unpackResults(); err != nil {
