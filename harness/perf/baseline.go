@@ -19,7 +19,7 @@ type Row struct {
 	Before  []Interval `json:"before"` // one per baseline file
 	After   Interval   `json:"after"`
 	Change  []Interval `json:"change"`          // after/before, one per baseline (ChangeCI)
-	P       []float64  `json:"p"`               // Mann-Whitney p of before against after, one per baseline
+	P       []Number   `json:"p"`               // Mann-Whitney p of before against after, one per baseline
 	Drift   *Interval  `json:"drift,omitempty"` // second baseline / first
 	Verdict Verdict    `json:"verdict"`
 	Reason  string     `json:"reason,omitempty"`
@@ -55,7 +55,7 @@ func Compare(cur *Result, bases []*SavedFile, o *Options) []Row {
 				for _, r := range []*Row{&ratioRow, &absBase, &absCond} {
 					r.Before = append(r.Before, nan)
 					r.Change = append(r.Change, nan)
-					r.P = append(r.P, math.NaN())
+					r.P = append(r.P, Number(math.NaN()))
 				}
 				beforeRatios = append(beforeRatios, nil)
 				continue
@@ -73,7 +73,7 @@ func Compare(cur *Result, bases []*SavedFile, o *Options) []Row {
 				if u, err := MannWhitney(p.before, p.now); err == nil {
 					pv = u.P
 				}
-				p.r.P = append(p.r.P, pv)
+				p.r.P = append(p.r.P, Number(pv))
 			}
 		}
 		if len(bases) >= 2 && beforeRatios[0] != nil && beforeRatios[1] != nil {
@@ -193,8 +193,8 @@ func Table(rows []Row, names []string) []string {
 // changeCell renders a change with its interval and, benchstat-like, the U-test p.
 func changeCell(r Row, i int) string {
 	s := pctIv(r.Change[i])
-	if i < len(r.P) && !math.IsNaN(r.P[i]) {
-		s += fmt.Sprintf(" p=%.3f", r.P[i])
+	if i < len(r.P) && !math.IsNaN(float64(r.P[i])) {
+		s += fmt.Sprintf(" p=%.3f", float64(r.P[i]))
 	}
 	return s
 }

@@ -134,7 +134,7 @@ type Summary struct {
 	Ratio Interval `json:"ratio"` // median of paired per-block ratios cond/base
 	// UTestP is the Mann-Whitney p-value of per-block base against cond values
 	// (unpaired: a check that does not rely on the pairing).
-	UTestP float64 `json:"utest_p"`
+	UTestP Number `json:"utest_p"` // NaN (null in JSON) when there were too few blocks
 }
 
 // Result is everything an experiment measured and decided.
@@ -448,9 +448,9 @@ func (r *Result) summarize() {
 			Ratio: RatioCI(c, b, r.Confidence),
 		}
 		if u, err := MannWhitney(b, c); err == nil {
-			s.UTestP = u.P
+			s.UTestP = Number(u.P)
 		} else {
-			s.UTestP = math.NaN()
+			s.UTestP = Number(math.NaN())
 		}
 		r.Summaries[metric] = s
 	}
@@ -596,7 +596,9 @@ func (r *Result) Figures() []string {
 				l += fmt.Sprintf(" > 1 (nominal %.4f)", 1+r.Inject)
 			}
 		}
-		l += fmt.Sprintf("  U-test p=%.3g", s.UTestP)
+		if !math.IsNaN(float64(s.UTestP)) {
+			l += fmt.Sprintf("  U-test p=%.3g", float64(s.UTestP))
+		}
 		lines = append(lines, l)
 	}
 	how := fmt.Sprintf("%d+%d ops interleaved A B B A / B A A B in chunks of %d", r.OpsPerRun, r.OpsPerRun, r.OpsPerRun/max(1, r.Chunks))

@@ -142,6 +142,8 @@ func TestLatencyMetrics(t *testing.T) {
 var benchLine = regexp.MustCompile(`^Benchmark[A-Za-z]+/case=[a-z0-9_]+/cond=[a-z0-9_:]+-\d+\t\d+(\t[0-9.]+ [a-z/0-9-]+)+$`)
 
 func TestSaveLoadBenchBaseline(t *testing.T) {
+	resetRecorder()
+	t.Cleanup(resetRecorder)
 	o := testOptions("gate")
 	o.Budget = time.Second
 	dir := t.TempDir()

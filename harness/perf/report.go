@@ -42,6 +42,13 @@ var recorder struct {
 	file SavedFile
 }
 
+// resetRecorder forgets what Record gathered (for tests that run in one process).
+func resetRecorder() {
+	recorder.Lock()
+	defer recorder.Unlock()
+	recorder.file = SavedFile{}
+}
+
 // Record adds r to the results of this process and, when o.Save is set, rewrites the
 // JSON file and its Go benchmark companion (so a run cut short still leaves every
 // finished experiment on disk).

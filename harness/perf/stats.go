@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"sort"
@@ -16,6 +17,68 @@ type Interval struct {
 	// Confidence is the actual coverage of [Lo, Hi] (at least the one asked for).
 	Confidence float64 `json:"confidence"`
 	N          int     `json:"n"`
+}
+
+// intervalJSON is Interval on the wire: JSON has no infinities or NaN, so a
+// bound that is not finite (too few samples) is written as null.
+type intervalJSON struct {
+	Center     *float64 `json:"center"`
+	Lo         *float64 `json:"lo"`
+	Hi         *float64 `json:"hi"`
+	Confidence float64  `json:"confidence"`
+	N          int      `json:"n"`
+}
+
+func finiteOrNil(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orDefault(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// MarshalJSON writes non-finite values as null.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	return json.Marshal(intervalJSON{finiteOrNil(iv.Center), finiteOrNil(iv.Lo), finiteOrNil(iv.Hi), iv.Confidence, iv.N})
+}
+
+// UnmarshalJSON reads null bounds back as -Inf and +Inf, a null center as NaN.
+func (iv *Interval) UnmarshalJSON(b []byte) error {
+	var w intervalJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*iv = Interval{Center: orDefault(w.Center, math.NaN()), Lo: orDefault(w.Lo, math.Inf(-1)), Hi: orDefault(w.Hi, math.Inf(1)), Confidence: w.Confidence, N: w.N}
+	return nil
+}
+
+// Number is a float64 that JSON can always carry: NaN and the infinities
+// (a statistic that could not be computed) are written as null and read back
+// as NaN.
+type Number float64
+
+// MarshalJSON writes a non-finite Number as null.
+func (n Number) MarshalJSON() ([]byte, error) {
+	if p := finiteOrNil(float64(n)); p != nil {
+		return json.Marshal(*p)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	var p *float64
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*n = Number(orDefault(p, math.NaN()))
+	return nil
 }
 
 // Finite reports whether both bounds are finite (enough samples were available).
@@ -123,6 +186,11 @@ func MannWhitney(x, y []float64) (UTest, error) {
 		return res, ErrTooFew
 	}
 	res.P = benchmath.AssumeNothing.Compare(newSample(x), newSample(y)).P
+	if math.IsNaN(res.P) {
+		// Every value tied (the rank variance is zero): no evidence of a
+		// difference.
+		res.P = 1
+	}
 	return res, nil
 }
 

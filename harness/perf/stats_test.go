@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -179,5 +180,24 @@ func TestParsePercent(t *testing.T) {
 	}
 	if _, err := ParsePercent("x%"); err == nil {
 		t.Errorf("ParsePercent(x%%) accepted")
+	}
+}
+
+// Intervals without finite bounds survive a JSON round trip (saved results).
+func TestIntervalJSON(t *testing.T) {
+	in := Interval{Center: 1.5, Lo: math.Inf(-1), Hi: math.Inf(1), Confidence: 0.99, N: 3}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	if want := `{"center":1.5,"lo":null,"hi":null,"confidence":0.99,"n":3}`; string(b) != want {
+		t.Errorf("marshal = %s, want %s", b, want)
+	}
+	var out Interval
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
+	if out.Center != 1.5 || !math.IsInf(out.Lo, -1) || !math.IsInf(out.Hi, 1) || out.N != 3 {
+		t.Errorf("round trip = %+v", out)
 	}
 }
