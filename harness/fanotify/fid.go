@@ -63,9 +63,12 @@ const (
 // "fanotify mnt_id:%x mflags:%x mask:%x ignored_mask:%x",
 // "fanotify sdev:%x mflags:%x mask:%x ignored_mask:%x").
 type MarkState struct {
-	Kind        MarkKind
-	Ino         uint64
-	Sdev        uint64
+	Kind MarkKind
+	Ino  uint64
+	// Dev is the filesystem's device as stat(2) reports it (st_dev). fdinfo
+	// prints the kernel's internal encoding (MKDEV: major<<20 | minor);
+	// Marks converts it, so Dev compares with Stat_t.Dev.
+	Dev         uint64
 	MntID       uint64
 	MFlags      uint64 // FAN_MARK_IGNORED_SURV_MODIFY, FAN_MARK_EVICTABLE, FAN_MARK_IGNORE: fdinfo prints the user-visible flag values
 	Mask        Mask
@@ -114,19 +117,37 @@ func (g *Group) Marks() ([]MarkState, error) {
 		default:
 			m.Kind = FilesystemMark
 		}
-		m.Ino, m.Sdev, m.MntID = hex("ino"), hex("sdev"), hex("mnt_id")
+		sdev := hex("sdev")
+		m.Ino, m.Dev, m.MntID = hex("ino"), unix.Mkdev(uint32(sdev>>20), uint32(sdev&(1<<20-1))), hex("mnt_id")
 		m.MFlags, m.Mask, m.IgnoredMask = hex("mflags"), Mask(hex("mask")), Mask(hex("ignored_mask"))
 		out = append(out, m)
 	}
 	return out, nil
 }
 
-// String renders the mark state for a failure report.
-func (m MarkState) String() string {
-	obj := fmt.Sprintf("sdev=%x", m.Sdev)
+// IsOn reports whether the mark is attached to path's object: its inode for an
+// inode mark, its filesystem for a filesystem mark (a mount mark is never
+// matched by path).
+func (m MarkState) IsOn(path string) bool {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return false
+	}
 	switch m.Kind {
 	case InodeMark:
-		obj = fmt.Sprintf("ino=%d sdev=%x", m.Ino, m.Sdev)
+		return m.Dev == st.Dev && m.Ino == st.Ino
+	case FilesystemMark:
+		return m.Dev == st.Dev
+	}
+	return false
+}
+
+// String renders the mark state for a failure report.
+func (m MarkState) String() string {
+	obj := fmt.Sprintf("dev=%d:%d", unix.Major(m.Dev), unix.Minor(m.Dev))
+	switch m.Kind {
+	case InodeMark:
+		obj = fmt.Sprintf("ino=%d dev=%d:%d", m.Ino, unix.Major(m.Dev), unix.Minor(m.Dev))
 	case MountMark:
 		obj = fmt.Sprintf("mnt_id=%d", m.MntID)
 	}

@@ -375,10 +375,6 @@ func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int
 	}
 }
 
-// kdev is the kernel's encoding of a device number as fdinfo prints it
-// (MKDEV: major << 20 | minor), from a stat(2) st_dev.
-func kdev(dev uint64) uint64 { return uint64(unix.Major(dev))<<20 | uint64(unix.Minor(dev)) }
-
 // markStates reads a group's marks from /proc/self/fdinfo and renders them
 // sorted, one per line: "<loc> mflags=.. mask=.. ignored_mask=..". Only marks
 // on objects this world knows are named by location; others print raw.
@@ -387,29 +383,17 @@ func (w *world) markStates(gi int, obj object) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ino := func(p string) uint64 {
-		var st unix.Stat_t
-		if unix.Stat(p, &st) != nil {
-			return 0
-		}
-		return st.Ino
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(w.root, &st); err != nil {
-		return nil, fmt.Errorf("stat %s: %w", w.root, err)
-	}
-	sdev := kdev(st.Dev)
 	var out []string
 	for _, m := range ms {
 		loc := ""
 		switch {
-		case m.Kind == fanotify.InodeMark && m.Ino == ino(w.objPath(obj)) && m.Sdev == sdev:
+		case m.Kind == fanotify.InodeMark && m.IsOn(w.objPath(obj)):
 			loc = "self"
-		case m.Kind == fanotify.InodeMark && m.Ino == ino(w.dir) && m.Sdev == sdev:
+		case m.Kind == fanotify.InodeMark && m.IsOn(w.dir):
 			loc = "parent"
 		case m.Kind == fanotify.MountMark:
 			loc = "mount"
-		case m.Kind == fanotify.FilesystemMark && m.Sdev == sdev:
+		case m.Kind == fanotify.FilesystemMark && m.IsOn(w.root):
 			loc = "fs"
 		default:
 			loc = m.String()

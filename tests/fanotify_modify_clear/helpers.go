@@ -204,10 +204,6 @@ func (w *world) modelMarks() []*rule.Mark {
 	return out
 }
 
-// kdev is the kernel's encoding of a device number as fdinfo prints it
-// (MKDEV: major << 20 | minor), from a stat(2) st_dev.
-func kdev(dev uint64) uint64 { return uint64(unix.Major(dev))<<20 | uint64(unix.Minor(dev)) }
-
 // checkStates compares the group's marks in /proc/self/fdinfo (mask,
 // ignored_mask, mflags: fs/notify/fdinfo.c fanotify_fdinfo) with the model,
 // so a case fails for the right reason.
@@ -217,29 +213,17 @@ func (w *world) checkStates(when string) {
 	if err != nil {
 		t.Fatalf("fdinfo: %v", err)
 	}
-	ino := func(p string) uint64 {
-		var st unix.Stat_t
-		if unix.Stat(p, &st) != nil {
-			return 0
-		}
-		return st.Ino
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(w.root, &st); err != nil {
-		t.Fatalf("stat %s: %v", w.root, err)
-	}
-	sdev := kdev(st.Dev)
 	var got, want []string
 	for _, m := range ms {
 		var loc string
 		switch {
-		case m.Kind == fanotify.InodeMark && m.Sdev == sdev && m.Ino == ino(w.paths[objFile]):
+		case m.Kind == fanotify.InodeMark && m.IsOn(w.paths[objFile]):
 			loc = "self"
-		case m.Kind == fanotify.InodeMark && m.Sdev == sdev && m.Ino == ino(w.paths[objDir]):
+		case m.Kind == fanotify.InodeMark && m.IsOn(w.paths[objDir]):
 			loc = "parent"
 		case m.Kind == fanotify.MountMark:
 			loc = "mount"
-		case m.Kind == fanotify.FilesystemMark && m.Sdev == sdev:
+		case m.Kind == fanotify.FilesystemMark && m.IsOn(w.root):
 			loc = "fs"
 		default:
 			loc = m.String()
