@@ -7,6 +7,7 @@ package expect
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -134,6 +135,34 @@ func check(t TB, did, r string) bool {
 func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 	t.Helper()
 	return check(t, did, FanotifyEqual(got, want))
+}
+
+// Quiet is the default window of the "nothing else arrives" checks: long
+// enough for a late event to show on an idle machine, short enough for
+// hundreds of cases. Events a syscall causes are queued before it returns, so
+// this window only guards against events from elsewhere or deferred work.
+const Quiet = 30 * time.Millisecond
+
+// FanotifyQuiet listens on g for d and fails t if anything arrives.
+func FanotifyQuiet(t TB, did string, g *fanotify.Group, d time.Duration) bool {
+	t.Helper()
+	got, err := g.Collect(d)
+	if err != nil {
+		t.Errorf("%s: reading events: %v", did, err)
+		return false
+	}
+	return Fanotify(t, fmt.Sprintf("%s; then nothing more within %v", did, d), got, nil)
+}
+
+// InotifyQuiet listens on in for d and fails t if anything arrives.
+func InotifyQuiet(t TB, did string, in *inotify.Instance, d time.Duration) bool {
+	t.Helper()
+	got, err := in.Collect(d)
+	if err != nil {
+		t.Errorf("%s: reading events: %v", did, err)
+		return false
+	}
+	return Inotify(t, fmt.Sprintf("%s; then nothing more within %v", did, d), got, nil)
 }
 
 // NormalizeCookies replaces each distinct non-zero cookie by its order of

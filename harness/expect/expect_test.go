@@ -2,8 +2,10 @@ package expect_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
@@ -100,4 +102,24 @@ func TestLongListsShowTheFirstDifference(t *testing.T) {
 	assert.Assert(t, strings.Count(r, "\n") < 20, "report too long:\n%s", r)
 	r = expect.InotifyEqual(got[:999], want)
 	assert.Assert(t, is.Contains(r, "want 1001 events, got 999; first difference at index 999\n"), r)
+}
+
+// The quiet check reports an event that arrives within its window, and passes
+// on an idle queue.
+func TestInotifyQuiet(t *testing.T) {
+	in, err := inotify.Init(0)
+	assert.NilError(t, err)
+	defer in.Close()
+	dir := t.TempDir()
+	_, err = in.AddWatch(dir, unix.IN_CREATE)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(dir+"/late", nil, 0o644))
+	var r recorder
+	assert.Assert(t, !expect.InotifyQuiet(&r, "watch dir IN_CREATE", in, 10*time.Millisecond))
+	assert.Equal(t, len(r.errs), 1)
+	assert.Assert(t, is.Contains(r.errs[0], "then nothing more within 10ms"))
+	assert.Assert(t, is.Contains(r.errs[0], `[0] wd=1 IN_CREATE "late"`))
+	r = recorder{}
+	assert.Assert(t, expect.InotifyQuiet(&r, "idle", in, 10*time.Millisecond))
+	assert.Equal(t, len(r.errs), 0)
 }

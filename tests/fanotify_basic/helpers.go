@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,7 +21,7 @@ import (
 // syscall that caused it returns (fs/notify/fsnotify.c: fsnotify() calls
 // fanotify_handle_event synchronously), so this only guards against a late,
 // unexpected event; it is never relied on to receive an expected one.
-const settle = 30 * time.Millisecond
+const settle = expect.Quiet
 
 // Group kinds, for the file-descriptor check of each event.
 const (
@@ -62,11 +61,7 @@ func runSteps(t *harness.T, g *fanotify.Group, fid bool, setup string, steps []s
 // expectQuiet listens for settle and fails on any event.
 func expectQuiet(t *harness.T, g *fanotify.Group, did string) {
 	t.Helper()
-	late, err := g.Collect(settle)
-	if err != nil {
-		t.Fatalf("%s: reading events: %v", did, err)
-	}
-	expect.Fanotify(t, did+" (nothing more within "+settle.String()+")", late, nil)
+	expect.FanotifyQuiet(t, did, g, settle)
 }
 
 // checkFds checks the metadata fd of each event, which expect.Fanotify does

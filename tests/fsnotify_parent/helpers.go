@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +20,7 @@ import (
 // checked here is queued before the syscall that caused it returns (fsnotify()
 // calls the backend's handler synchronously), so steps only drain; the final
 // window only guards against an event the kernel should never have made.
-const quiet = 30 * time.Millisecond
+const quiet = expect.Quiet
 
 // pair builds the .inotify and .fanotify variants of one case.
 func pair(name, inDoc string, inRun func(*harness.T), fanDoc string, fanRun func(*harness.T)) []harness.Case {
@@ -224,11 +223,7 @@ func (l *inL) check(want ...inotify.Event) {
 
 // quiet checks that nothing at all arrives in the final window.
 func (l *inL) quiet() {
-	got, err := l.in.Collect(quiet)
-	if err != nil {
-		l.e.t.Fatalf("inotify collect: %v", err)
-	}
-	expect.Inotify(l.e.t, l.e.history()+"; then waited "+quiet.String(), got, nil)
+	expect.InotifyQuiet(l.e.t, l.e.history(), l.in, quiet)
 }
 
 func iev(wd int32, mask uint32, name string) inotify.Event {
@@ -293,11 +288,7 @@ func (l *fanL) check(want ...fanotify.Event) {
 }
 
 func (l *fanL) quiet() {
-	got, err := l.g.Collect(quiet)
-	if err != nil {
-		l.e.t.Fatalf("group %s collect: %v", l.name, err)
-	}
-	expect.Fanotify(l.e.t, l.e.history()+"; then waited "+quiet.String()+" on group "+l.name, got, nil)
+	expect.FanotifyQuiet(l.e.t, l.e.history()+"; group "+l.name, l.g, quiet)
 }
 
 // fev is an event the actor caused, with the given info records.

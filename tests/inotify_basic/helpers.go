@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +20,7 @@ import (
 // it returns (fs/notify/fsnotify.c: fsnotify() calls the group's
 // handle_inode_event synchronously), so this only guards against a late,
 // unexpected event; it is never relied on to receive an expected one.
-const settle = 30 * time.Millisecond
+const settle = expect.Quiet
 
 // step is one operation of a case and every event it must queue, in order.
 type step struct {
@@ -52,11 +51,7 @@ func runSteps(t *harness.T, in *inotify.Instance, setup string, steps []step) {
 // expectQuiet listens for settle and fails on any event.
 func expectQuiet(t *harness.T, in *inotify.Instance, did string) {
 	t.Helper()
-	late, err := in.Collect(settle)
-	if err != nil {
-		t.Fatalf("%s: reading events: %v", did, err)
-	}
-	expect.Inotify(t, did+" (nothing more within "+settle.String()+")", late, nil)
+	expect.InotifyQuiet(t, did, in, settle)
 }
 
 // watch adds a watch and fails the case on error.
