@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
 
@@ -29,10 +29,10 @@ var handCases = append(append(append(bugzillaCases(), evictableCases...), apiCas
 // fsnotify_effective_ignore_mask / fsnotify_mask_applicable).
 func bugzillaCases() []harness.Case {
 	var out []harness.Case
-	for _, loc := range []rule.Loc{rule.LocMount, rule.LocFS} {
+	for _, loc := range []model.Loc{model.LocMount, model.LocFS} {
 		for _, k := range []groupKind{kindNotif, kindDFIDName} {
 			needs := []*feature.Feature{feature.MarkIgnore}
-			if loc == rule.LocFS {
+			if loc == model.LocFS {
 				needs = append(needs, feature.MarkFilesystem)
 			}
 			if k.fid {
@@ -50,12 +50,12 @@ func bugzillaCases() []harness.Case {
 	return out
 }
 
-func runBugzilla(t *harness.T, loc rule.Loc, k groupKind) {
+func runBugzilla(t *harness.T, loc model.Loc, k groupKind) {
 	w := newWorld(t)
 	gi := w.addGroup(k)
 	w.mustMark(markCall{group: gi, loc: loc, mask: unix.FAN_OPEN | unix.FAN_ONDIR}, objFile)
 	// The excluded directory is w.dir, named here as the parent of the objects.
-	w.mustMark(markCall{group: gi, loc: rule.LocParent, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY,
+	w.mustMark(markCall{group: gi, loc: model.LocParent, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY,
 		mask: unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD}, objFile)
 	w.checkStates("after marking", objFile)
 	a := w.actor()
@@ -140,7 +140,7 @@ var evictableCases = []harness.Case{
 		Run: func(t *harness.T) {
 			w := newWorld(t)
 			gi := w.addGroup(kindNotif)
-			for _, loc := range []rule.Loc{rule.LocMount, rule.LocFS} {
+			for _, loc := range []model.Loc{model.LocMount, model.LocFS} {
 				w.expectErrno(markCall{group: gi, loc: loc, flags: unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
 					mask: unix.FAN_OPEN}, objFile, unix.EINVAL)
 			}
@@ -154,8 +154,8 @@ func runEvictableEvicted(t *harness.T) {
 	// The empty file: no page cache to keep its inode off the LRU.
 	w.file = w.empty
 	gi := w.addGroup(kindNotif)
-	w.mustMark(markCall{group: gi, loc: rule.LocMount, mask: unix.FAN_OPEN}, objFile)
-	w.mustMark(markCall{group: gi, loc: rule.LocSelf, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
+	w.mustMark(markCall{group: gi, loc: model.LocMount, mask: unix.FAN_OPEN}, objFile)
+	w.mustMark(markCall{group: gi, loc: model.LocSelf, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
 		mask: unix.FAN_OPEN}, objFile)
 	w.checkStates("after marking", objFile)
 	a := w.actor()
@@ -198,7 +198,7 @@ func runEvictableEvicted(t *harness.T) {
 		t.Fatalf("the file's inode was not evicted by 5 rounds of drop_caches; marks: %v", st)
 	}
 	t.Logf("inode evicted after %d drop_caches", tries)
-	delete(w.groups[gi].marks, rule.LocSelf) // the model: the mark went with the inode
+	delete(w.groups[gi].marks, model.LocSelf) // the model: the mark went with the inode
 	w.checkStates("after eviction", objFile)
 	open()
 	got, err = w.groups[gi].g.Drain()
@@ -216,22 +216,22 @@ func runEvictableUpgrade(t *harness.T) {
 	// An evictable ignore mark on the file, then the same without
 	// FAN_MARK_EVICTABLE: "NO_IREF may be removed from a mark, but not added"
 	// (fanotify_mark_update_flags), so the mark now pins the inode.
-	w.expectErrno(markCall{group: gi, loc: rule.LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, 0)
+	w.expectErrno(markCall{group: gi, loc: model.LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, 0)
 	w.checkStates("after the evictable mark", objFile)
-	w.expectErrno(markCall{group: gi, loc: rule.LocSelf, flags: ign, mask: unix.FAN_ACCESS}, objFile, 0)
+	w.expectErrno(markCall{group: gi, loc: model.LocSelf, flags: ign, mask: unix.FAN_ACCESS}, objFile, 0)
 	w.checkStates("after the upgrade", objFile)
 	// "Non evictable mark cannot be downgraded to evictable mark": EEXIST,
 	// and the mark keeps its masks.
-	w.expectErrno(markCall{group: gi, loc: rule.LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_MODIFY}, objFile, unix.EEXIST)
+	w.expectErrno(markCall{group: gi, loc: model.LocSelf, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_MODIFY}, objFile, unix.EEXIST)
 	// The same for a mark that was non-evictable from the start (the parent).
-	w.expectErrno(markCall{group: gi, loc: rule.LocParent, flags: ign, mask: unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD}, objFile, 0)
-	w.expectErrno(markCall{group: gi, loc: rule.LocParent, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, unix.EEXIST)
+	w.expectErrno(markCall{group: gi, loc: model.LocParent, flags: ign, mask: unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD}, objFile, 0)
+	w.expectErrno(markCall{group: gi, loc: model.LocParent, flags: ign | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN}, objFile, unix.EEXIST)
 	w.checkStates("after the refused downgrades", objFile)
 }
 
 // expectErrno places a mark and asserts its result twice: against want,
 // written in the case from fanotify_mark(2) / fanotify_user.c, and against
-// the model's rule.MarkAdd, so that the rule function and the table agree.
+// the model's model.MarkAdd, so that the rule function and the table agree.
 func (w *world) expectErrno(c markCall, obj object, want unix.Errno) {
 	t := w.t
 	model, err := w.mark(c, obj)
@@ -264,7 +264,7 @@ type apiCase struct {
 }
 
 type apiCall struct {
-	loc   rule.Loc
+	loc   model.Loc
 	flags uint
 	mask  uint32
 	want  unix.Errno
@@ -282,9 +282,9 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORE on a directory without FAN_MARK_IGNORED_SURV_MODIFY: EISDIR (fanotify_mark(2), do_fanotify_mark)",
 		obj:  objDir,
 		calls: []apiCall{
-			{rule.LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.EISDIR},
-			{rule.LocParent, fIgnore, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.EISDIR},
-			{rule.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, 0},
+			{model.LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.EISDIR},
+			{model.LocParent, fIgnore, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.EISDIR},
+			{model.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, 0},
 		},
 	},
 	{
@@ -292,10 +292,10 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORE on a mount or filesystem mark without FAN_MARK_IGNORED_SURV_MODIFY: EINVAL (do_fanotify_mark)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocMount, fIgnore, unix.FAN_OPEN, unix.EINVAL},
-			{rule.LocFS, fIgnore, unix.FAN_OPEN, unix.EINVAL},
-			{rule.LocMount, fIgnore | fSurv, unix.FAN_OPEN, 0},
-			{rule.LocFS, fIgnore | fSurv, unix.FAN_OPEN, 0},
+			{model.LocMount, fIgnore, unix.FAN_OPEN, unix.EINVAL},
+			{model.LocFS, fIgnore, unix.FAN_OPEN, unix.EINVAL},
+			{model.LocMount, fIgnore | fSurv, unix.FAN_OPEN, 0},
+			{model.LocFS, fIgnore | fSurv, unix.FAN_OPEN, 0},
 		},
 		needs: []*feature.Feature{feature.MarkFilesystem},
 	},
@@ -304,7 +304,7 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORE on a non-directory inode needs no FAN_MARK_IGNORED_SURV_MODIFY (do_fanotify_mark)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocSelf, fIgnore, unix.FAN_OPEN, 0},
+			{model.LocSelf, fIgnore, unix.FAN_OPEN, 0},
 		},
 	},
 	{
@@ -312,9 +312,9 @@ var apiTable = []apiCase{
 		doc:  "FAN_ONDIR or FAN_EVENT_ON_CHILD in a FAN_MARK_IGNORE mask of a non-directory: ENOTDIR (fanotify_events_supported)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
-			{rule.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.ENOTDIR},
-			{rule.LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
+			{model.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
+			{model.LocSelf, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, unix.ENOTDIR},
+			{model.LocSelf, fIgnore, unix.FAN_OPEN | unix.FAN_ONDIR, unix.ENOTDIR},
 		},
 	},
 	{
@@ -322,8 +322,8 @@ var apiTable = []apiCase{
 		doc:  "FAN_ONDIR / FAN_EVENT_ON_CHILD in a legacy ignore mask are accepted and dropped, on a file and a directory (do_fanotify_mark)",
 		obj:  objDir,
 		calls: []apiCall{
-			{rule.LocSelf, fLegacy, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
-			{rule.LocParent, fLegacy | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
+			{model.LocSelf, fLegacy, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
+			{model.LocParent, fLegacy | fSurv, unix.FAN_OPEN | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD, 0},
 		},
 	},
 	{
@@ -331,11 +331,11 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORED_MASK on a mark that uses FAN_MARK_IGNORE: EEXIST, new semantics cannot be downgraded (fanotify_may_update_existing_mark)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocSelf, fIgnore | fSurv, unix.FAN_OPEN, 0},
-			{rule.LocSelf, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
-			{rule.LocSelf, fLegacy, unix.FAN_ACCESS, unix.EEXIST},
-			{rule.LocParent, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, 0},
-			{rule.LocParent, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
+			{model.LocSelf, fIgnore | fSurv, unix.FAN_OPEN, 0},
+			{model.LocSelf, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
+			{model.LocSelf, fLegacy, unix.FAN_ACCESS, unix.EEXIST},
+			{model.LocParent, fIgnore | fSurv, unix.FAN_OPEN | unix.FAN_EVENT_ON_CHILD, 0},
+			{model.LocParent, fLegacy | fSurv, unix.FAN_ACCESS, unix.EEXIST},
 		},
 	},
 	{
@@ -343,12 +343,12 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORE on a mark with a legacy ignore mask is an allowed upgrade; the mark then reports FAN_MARK_IGNORE in fdinfo (fanotify_mark_update_flags)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocSelf, fLegacy | fSurv, unix.FAN_OPEN, 0},
-			{rule.LocSelf, fIgnore | fSurv, unix.FAN_ACCESS, 0},
-			{rule.LocParent, fLegacy | fSurv, unix.FAN_OPEN, 0},
-			{rule.LocParent, fIgnore | fSurv, unix.FAN_ACCESS | unix.FAN_EVENT_ON_CHILD, 0},
-			{rule.LocMount, fLegacy, unix.FAN_OPEN, 0},
-			{rule.LocMount, fIgnore | fSurv, unix.FAN_ACCESS, 0},
+			{model.LocSelf, fLegacy | fSurv, unix.FAN_OPEN, 0},
+			{model.LocSelf, fIgnore | fSurv, unix.FAN_ACCESS, 0},
+			{model.LocParent, fLegacy | fSurv, unix.FAN_OPEN, 0},
+			{model.LocParent, fIgnore | fSurv, unix.FAN_ACCESS | unix.FAN_EVENT_ON_CHILD, 0},
+			{model.LocMount, fLegacy, unix.FAN_OPEN, 0},
+			{model.LocMount, fIgnore | fSurv, unix.FAN_ACCESS, 0},
 		},
 	},
 	{
@@ -356,9 +356,9 @@ var apiTable = []apiCase{
 		doc:  "FAN_MARK_IGNORE together with FAN_MARK_IGNORED_MASK: EINVAL (do_fanotify_mark)",
 		obj:  objFile,
 		calls: []apiCall{
-			{rule.LocSelf, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
-			{rule.LocParent, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
-			{rule.LocMount, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+			{model.LocSelf, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+			{model.LocParent, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
+			{model.LocMount, fIgnore | fLegacy | fSurv, unix.FAN_OPEN, unix.EINVAL},
 		},
 	},
 }

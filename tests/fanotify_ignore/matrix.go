@@ -5,7 +5,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
 
@@ -33,14 +33,14 @@ type flavour struct {
 // on events on obj. FAN_MARK_IGNORE gets every subset of the event flags that
 // matter there: FAN_EVENT_ON_CHILD on the parent, FAN_ONDIR for a directory
 // object (on a non-dir inode the flags are refused with ENOTDIR, and on
-// mount/sb marks FAN_EVENT_ON_CHILD is dropped; see rule.MarkAdd).
-func flavours(loc rule.Loc, obj object) []flavour {
+// mount/sb marks FAN_EVENT_ON_CHILD is dropped; see model.MarkAdd).
+func flavours(loc model.Loc, obj object) []flavour {
 	out := []flavour{{name: "legacy", api: unix.FAN_MARK_IGNORED_MASK}}
-	if loc == rule.LocParent {
+	if loc == model.LocParent {
 		out = append(out, flavour{name: "legacy_onchild", api: unix.FAN_MARK_IGNORED_MASK, parentOnChild: true})
 	}
 	var relevant []uint32
-	if loc == rule.LocParent {
+	if loc == model.LocParent {
 		relevant = append(relevant, unix.FAN_EVENT_ON_CHILD)
 	}
 	if obj == objDir {
@@ -68,8 +68,8 @@ func flavours(loc rule.Loc, obj object) []flavour {
 type combo struct {
 	ev    evKind
 	obj   object
-	evLoc rule.Loc
-	igLoc rule.Loc
+	evLoc model.Loc
+	igLoc model.Loc
 	fl    flavour
 }
 
@@ -98,7 +98,7 @@ func (c combo) eventMask() uint32 {
 	if c.obj == objDir {
 		m |= unix.FAN_ONDIR
 	}
-	if c.evLoc == rule.LocParent {
+	if c.evLoc == model.LocParent {
 		m |= unix.FAN_EVENT_ON_CHILD
 	}
 	return m
@@ -116,7 +116,7 @@ func (c combo) plan() []markCall {
 	for gi := range allKinds {
 		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
 		if c.fl.parentOnChild {
-			calls = append(calls, markCall{group: gi, loc: rule.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+			calls = append(calls, markCall{group: gi, loc: model.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
 		}
 		calls = append(calls, markCall{group: gi, loc: c.igLoc,
 			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
@@ -136,24 +136,24 @@ func (c combo) setup() string {
 }
 
 // modelMarks applies the plan to the model alone (no syscalls).
-func (c combo) modelMarks() ([]*rule.Mark, map[int]bool) {
+func (c combo) modelMarks() ([]*model.Mark, map[int]bool) {
 	kinds := append(append([]groupKind{}, allKinds...), kindNotif)
-	per := make([]map[rule.Loc]*rule.Mark, len(kinds))
+	per := make([]map[model.Loc]*model.Mark, len(kinds))
 	for i := range per {
-		per[i] = map[rule.Loc]*rule.Mark{}
+		per[i] = map[model.Loc]*model.Mark{}
 	}
 	for _, call := range c.plan() {
-		tg := rule.Target{Loc: call.loc, IsDir: call.loc == rule.LocParent || (call.loc == rule.LocSelf && c.obj == objDir)}
-		m, errno := rule.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, kinds[call.group].dirFID)
+		tg := model.Target{Loc: call.loc, IsDir: call.loc == model.LocParent || (call.loc == model.LocSelf && c.obj == objDir)}
+		m, errno := model.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, kinds[call.group].dirFID)
 		if errno == 0 && m != nil {
 			per[call.group][call.loc] = m
 		}
 	}
-	var marks []*rule.Mark
+	var marks []*model.Mark
 	fid := map[int]bool{}
 	for i, k := range kinds {
 		fid[i] = k.fid
-		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 			if m := per[i][l]; m != nil {
 				marks = append(marks, m)
 			}
@@ -163,7 +163,7 @@ func (c combo) modelMarks() ([]*rule.Mark, map[int]bool) {
 }
 
 // expected is the rule's answer on a kernel k: the mask each group reports.
-func (c combo) expected(k rule.Kernel) map[int]uint32 {
+func (c combo) expected(k model.Kernel) map[int]uint32 {
 	marks, fid := c.modelMarks()
 	return k.Deliver(marks, c.ev.bit, c.obj == objDir, fid)
 }
@@ -172,11 +172,11 @@ func (c combo) expected(k rule.Kernel) map[int]uint32 {
 // again with each fix of the seed thread turned off, and a different answer
 // means a kernel without that fix fails this case.
 func (c combo) fix() *harness.Fix {
-	want := c.expected(rule.Fixed)
-	if !maps.Equal(want, c.expected(rule.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
+	want := c.expected(model.Fixed)
+	if !maps.Equal(want, c.expected(model.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
 		return fixParentIgnore
 	}
-	if !maps.Equal(want, c.expected(rule.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
+	if !maps.Equal(want, c.expected(model.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
 		return fixModifyOpt
 	}
 	return nil
@@ -203,8 +203,8 @@ func combos() []combo {
 	var out []combo
 	for _, obj := range []object{objFile, objDir} {
 		for _, ev := range events(obj) {
-			for _, evLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
-				for _, igLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+			for _, evLoc := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
+				for _, igLoc := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 					for _, fl := range flavours(igLoc, obj) {
 						out = append(out, combo{ev: ev, obj: obj, evLoc: evLoc, igLoc: igLoc, fl: fl})
 					}
@@ -219,7 +219,7 @@ func combos() []combo {
 func matrixCases() []harness.Case {
 	var cases []harness.Case
 	for _, c := range combos() {
-		want := c.expected(rule.Fixed)
+		want := c.expected(model.Fixed)
 		verdict := "ignored"
 		if want[0] != 0 {
 			verdict = "reported"
@@ -228,7 +228,7 @@ func matrixCases() []harness.Case {
 		if c.fl.api == unix.FAN_MARK_IGNORE {
 			needs = append(needs, feature.MarkIgnore)
 		}
-		if c.evLoc == rule.LocFS || c.igLoc == rule.LocFS {
+		if c.evLoc == model.LocFS || c.igLoc == model.LocFS {
 			needs = append(needs, feature.MarkFilesystem)
 		}
 		if c.ev.bit == unix.FAN_OPEN_EXEC {
@@ -236,7 +236,7 @@ func matrixCases() []harness.Case {
 		}
 		cases = append(cases, harness.Case{
 			Name: c.name(),
-			Doc: fmt.Sprintf("FAN_%s on %s; event mark %s; ignore mark %s (%s): %s in all 5 group classes, control group reports it (rule.Deliver)",
+			Doc: fmt.Sprintf("FAN_%s on %s; event mark %s; ignore mark %s (%s): %s in all 5 group classes, control group reports it (model.Deliver)",
 				strings.ToUpper(c.ev.name), c.obj, c.evLoc, c.igLoc, c.fl.describe(), verdict),
 			Needs: needs,
 			Fix:   c.fix(),
@@ -258,7 +258,7 @@ func (c combo) run(t *harness.T) {
 	}
 	// The marks the kernel shows must be the marks the model reasons about.
 	w.checkStates("after marking", c.obj)
-	want := rule.Fixed.Deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
+	want := model.Fixed.Deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
 	if want[controlGroup] == 0 {
 		t.Fatalf("rule error: the control group (event mark only) must get the event")
 	}

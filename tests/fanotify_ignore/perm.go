@@ -15,7 +15,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
 // Permission events go through the same merge of marks and ignore masks
@@ -41,9 +41,9 @@ type permCombo struct{ combo }
 func permCases() []harness.Case {
 	var out []harness.Case
 	for _, ev := range []evKind{evOpenPerm, evOpenExecPerm} {
-		for _, igLoc := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+		for _, igLoc := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 			for _, fl := range flavours(igLoc, objFile) {
-				c := permCombo{combo{ev: ev, obj: objFile, evLoc: rule.LocMount, igLoc: igLoc, fl: fl}}
+				c := permCombo{combo{ev: ev, obj: objFile, evLoc: model.LocMount, igLoc: igLoc, fl: fl}}
 				want := c.expected()
 				verdict := "ignored, the call does not wait"
 				if want[0] != 0 {
@@ -53,7 +53,7 @@ func permCases() []harness.Case {
 				if fl.api == unix.FAN_MARK_IGNORE {
 					needs = append(needs, feature.MarkIgnore)
 				}
-				if igLoc == rule.LocFS {
+				if igLoc == model.LocFS {
 					needs = append(needs, feature.MarkFilesystem)
 				}
 				if ev.bit == unix.FAN_OPEN_EXEC_PERM {
@@ -61,7 +61,7 @@ func permCases() []harness.Case {
 				}
 				out = append(out, harness.Case{
 					Name: c.name(),
-					Doc: fmt.Sprintf("FAN_%s on file; event mark mount; ignore mark %s (%s): %s in both permission classes (rule.Deliver)",
+					Doc: fmt.Sprintf("FAN_%s on file; event mark mount; ignore mark %s (%s): %s in both permission classes (model.Deliver)",
 						strings.ToUpper(ev.name), igLoc, fl.describe(), verdict),
 					Needs: needs,
 					Fix:   c.fix(),
@@ -81,7 +81,7 @@ func (c permCombo) plan() []markCall {
 	for gi := range permKinds {
 		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
 		if c.fl.parentOnChild {
-			calls = append(calls, markCall{group: gi, loc: rule.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+			calls = append(calls, markCall{group: gi, loc: model.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
 		}
 		calls = append(calls, markCall{group: gi, loc: c.igLoc,
 			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
@@ -89,21 +89,21 @@ func (c permCombo) plan() []markCall {
 	return calls
 }
 
-func (c permCombo) modelMarks() []*rule.Mark {
-	per := make([]map[rule.Loc]*rule.Mark, len(permKinds))
+func (c permCombo) modelMarks() []*model.Mark {
+	per := make([]map[model.Loc]*model.Mark, len(permKinds))
 	for i := range per {
-		per[i] = map[rule.Loc]*rule.Mark{}
+		per[i] = map[model.Loc]*model.Mark{}
 	}
 	for _, call := range c.plan() {
-		tg := rule.Target{Loc: call.loc, IsDir: call.loc == rule.LocParent}
-		m, errno := rule.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, false)
+		tg := model.Target{Loc: call.loc, IsDir: call.loc == model.LocParent}
+		m, errno := model.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, false)
 		if errno == 0 && m != nil {
 			per[call.group][call.loc] = m
 		}
 	}
-	var marks []*rule.Mark
+	var marks []*model.Mark
 	for i := range permKinds {
-		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 			if m := per[i][l]; m != nil {
 				marks = append(marks, m)
 			}
@@ -112,18 +112,18 @@ func (c permCombo) modelMarks() []*rule.Mark {
 	return marks
 }
 
-func (c permCombo) expectedOn(k rule.Kernel) map[int]uint32 {
+func (c permCombo) expectedOn(k model.Kernel) map[int]uint32 {
 	return k.Deliver(c.modelMarks(), c.ev.bit, false, map[int]bool{})
 }
 
-func (c permCombo) expected() map[int]uint32 { return c.expectedOn(rule.Fixed) }
+func (c permCombo) expected() map[int]uint32 { return c.expectedOn(model.Fixed) }
 
 func (c permCombo) fix() *harness.Fix {
 	want := c.expected()
-	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(rule.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
+	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(model.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
 		return fixParentIgnore
 	}
-	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(rule.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
+	if fmt.Sprint(want) != fmt.Sprint(c.expectedOn(model.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
 		return fixModifyOpt
 	}
 	return nil
@@ -138,7 +138,7 @@ func (c permCombo) run(t *harness.T) {
 		w.mustMark(call, c.obj)
 	}
 	w.checkStates("after marking", c.obj)
-	want := rule.Fixed.Deliver(w.allMarks(), c.ev.bit, false, w.fidGroups())
+	want := model.Fixed.Deliver(w.allMarks(), c.ev.bit, false, w.fidGroups())
 	a := w.actor()
 	op := actor.Op{Kind: "open", Path: w.file, Flags: unix.O_RDONLY | unix.O_CLOEXEC}
 	what := "actor open " + w.rel(w.file)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
 
@@ -58,7 +58,7 @@ var allKinds = []groupKind{kindNotif, kindContent, kindPreContent, kindFID, kind
 type gstate struct {
 	kind  groupKind
 	g     *fanotify.Group
-	marks map[rule.Loc]*rule.Mark
+	marks map[model.Loc]*model.Mark
 }
 
 // world is one case's tree, actor, groups and mark model. The tree is
@@ -155,16 +155,16 @@ func (w *world) actor() *actor.Actor {
 // case (its marks at once, its fd in the background: harness T.Fanotify).
 func (w *world) addGroup(k groupKind) int {
 	g := w.t.Fanotify(k.init, unix.O_RDONLY)
-	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[rule.Loc]*rule.Mark{}})
+	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[model.Loc]*model.Mark{}})
 	return len(w.groups) - 1
 }
 
 // path is the object a mark at loc names for events on obj.
-func (w *world) path(loc rule.Loc, obj object) string {
+func (w *world) path(loc model.Loc, obj object) string {
 	switch loc {
-	case rule.LocSelf:
+	case model.LocSelf:
 		return w.objPath(obj)
-	case rule.LocParent:
+	case model.LocParent:
 		return w.dir
 	}
 	return w.root
@@ -181,7 +181,7 @@ func (w *world) objPath(obj object) string {
 // location's type flag is added by world.mark.
 type markCall struct {
 	group int
-	loc   rule.Loc
+	loc   model.Loc
 	flags uint
 	mask  uint32
 }
@@ -194,8 +194,8 @@ func (c markCall) String() string {
 // predicts (0: success) and the call's error.
 func (w *world) mark(c markCall, obj object) (unix.Errno, error) {
 	gs := w.groups[c.group]
-	tg := rule.Target{Loc: c.loc, IsDir: c.loc == rule.LocParent || (c.loc == rule.LocSelf && obj == objDir)}
-	nm, want := rule.MarkAdd(gs.marks[c.loc], c.group, c.flags|c.loc.MarkFlags(), c.mask, tg, gs.kind.dirFID)
+	tg := model.Target{Loc: c.loc, IsDir: c.loc == model.LocParent || (c.loc == model.LocSelf && obj == objDir)}
+	nm, want := model.MarkAdd(gs.marks[c.loc], c.group, c.flags|c.loc.MarkFlags(), c.mask, tg, gs.kind.dirFID)
 	err := gs.g.Add(c.loc.MarkFlags()|c.flags, uint64(c.mask), w.path(c.loc, obj))
 	if want == 0 && err == nil {
 		if nm != nil {
@@ -218,10 +218,10 @@ func (w *world) mustMark(c markCall, obj object) {
 }
 
 // allMarks lists the model marks of every group.
-func (w *world) allMarks() []*rule.Mark {
-	var out []*rule.Mark
+func (w *world) allMarks() []*model.Mark {
+	var out []*model.Mark
 	for _, gs := range w.groups {
-		for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 			if m := gs.marks[l]; m != nil {
 				out = append(out, m)
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,8 +26,8 @@ type clearCase struct {
 	marks     []markCall
 	probes    []obj // opened (and closed) before and after the write
 	write     obj   // the file the actor writes
-	cleared   []rule.Loc
-	kept      []rule.Loc
+	cleared   []model.Loc
+	kept      []model.Loc
 	needs     []*feature.Feature
 	why       string // the source line that decides cleared/kept
 }
@@ -35,93 +35,93 @@ type clearCase struct {
 var table = []clearCase{
 	{
 		name: "inode_legacy_cleared", doc: "a legacy ignore mask without SURV_MODIFY on a file is cleared by a write to it; the next open is reported",
-		marks:  []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fLegacy, open, 0}},
-		probes: []obj{objFile}, write: objFile, cleared: []rule.Loc{rule.LocSelf},
+		marks:  []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fLegacy, open, 0}},
+		probes: []obj{objFile}, write: objFile, cleared: []model.Loc{model.LocSelf},
 		why: "fanotify_mark(2) FAN_MARK_IGNORED_SURV_MODIFY; fs/notify/fsnotify.c send_to_group: clear ignored on inode modification",
 	},
 	{
 		name: "inode_legacy_surv_kept", doc: "with FAN_MARK_IGNORED_SURV_MODIFY the file's ignore mask survives a write to it",
-		marks:  []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fLegacy | fSurv, open, 0}},
-		probes: []obj{objFile}, write: objFile, kept: []rule.Loc{rule.LocSelf},
+		marks:  []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fLegacy | fSurv, open, 0}},
+		probes: []obj{objFile}, write: objFile, kept: []model.Loc{model.LocSelf},
 		why: "send_to_group skips marks with FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 	{
 		name: "inode_legacy_other_write_kept", doc: "a write to another file leaves a file's ignore mask alone",
-		marks:  []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fLegacy, open, 0}},
-		probes: []obj{objFile}, write: objOther, kept: []rule.Loc{rule.LocSelf},
+		marks:  []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fLegacy, open, 0}},
+		probes: []obj{objFile}, write: objOther, kept: []model.Loc{model.LocSelf},
 		why: "fsnotify() visits only the marks of the written inode, its parent, mount and sb",
 	},
 	{
 		name: "mount_legacy_cleared", doc: "a mount mark's legacy ignore mask is cleared by a write to any file of the mount",
-		marks:  []markCall{{rule.LocMount, 0, open, 0}, {rule.LocMount, fLegacy, open, 0}},
-		probes: []obj{objFile}, write: objOther, cleared: []rule.Loc{rule.LocMount},
+		marks:  []markCall{{model.LocMount, 0, open, 0}, {model.LocMount, fLegacy, open, 0}},
+		probes: []obj{objFile}, write: objOther, cleared: []model.Loc{model.LocMount},
 		why: "fsnotify() visits the mount's marks for every event under it (FS_MODIFY is in mnt_fsnotify_mask: fsnotify_calc_mask)",
 	},
 	{
 		name: "mount_legacy_surv_kept", doc: "a mount mark's legacy ignore mask with SURV_MODIFY survives writes under the mount",
-		marks:  []markCall{{rule.LocMount, 0, open, 0}, {rule.LocMount, fLegacy | fSurv, open, 0}},
-		probes: []obj{objFile}, write: objOther, kept: []rule.Loc{rule.LocMount},
+		marks:  []markCall{{model.LocMount, 0, open, 0}, {model.LocMount, fLegacy | fSurv, open, 0}},
+		probes: []obj{objFile}, write: objOther, kept: []model.Loc{model.LocMount},
 		why: "send_to_group skips marks with FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 	{
 		name: "fs_legacy_cleared", doc: "a filesystem mark's legacy ignore mask is cleared by a write to any file of the filesystem",
-		marks:  []markCall{{rule.LocFS, 0, open, 0}, {rule.LocFS, fLegacy, open, 0}},
-		probes: []obj{objFile}, write: objOther, cleared: []rule.Loc{rule.LocFS},
+		marks:  []markCall{{model.LocFS, 0, open, 0}, {model.LocFS, fLegacy, open, 0}},
+		probes: []obj{objFile}, write: objOther, cleared: []model.Loc{model.LocFS},
 		needs: []*feature.Feature{feature.MarkFilesystem},
 		why:   "fsnotify() visits the sb's marks for every event on it (FS_MODIFY is in s_fsnotify_mask: fsnotify_calc_mask)",
 	},
 	{
 		name: "fs_legacy_surv_kept", doc: "a filesystem mark's legacy ignore mask with SURV_MODIFY survives writes on the filesystem",
-		marks:  []markCall{{rule.LocFS, 0, open, 0}, {rule.LocFS, fLegacy | fSurv, open, 0}},
-		probes: []obj{objFile}, write: objOther, kept: []rule.Loc{rule.LocFS},
+		marks:  []markCall{{model.LocFS, 0, open, 0}, {model.LocFS, fLegacy | fSurv, open, 0}},
+		probes: []obj{objFile}, write: objOther, kept: []model.Loc{model.LocFS},
 		needs: []*feature.Feature{feature.MarkFilesystem},
 		why:   "send_to_group skips marks with FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 	{
 		name: "dir_children_legacy_cleared", doc: "a directory mark watching children loses its legacy ignore mask when a child is written",
-		marks:  []markCall{{rule.LocParent, 0, open | unix.FAN_EVENT_ON_CHILD, 0}, {rule.LocParent, fLegacy, open, 0}},
-		probes: []obj{objFile}, write: objOther, cleared: []rule.Loc{rule.LocParent},
+		marks:  []markCall{{model.LocParent, 0, open | unix.FAN_EVENT_ON_CHILD, 0}, {model.LocParent, fLegacy, open, 0}},
+		probes: []obj{objFile}, write: objOther, cleared: []model.Loc{model.LocParent},
 		why: "fsnotify_calc_mask puts FS_MODIFY in the dir's mask (04e317ba72d0), so __fsnotify_parent finds the parent interested and send_to_group visits its mark",
 	},
 	{
 		name: "dir_children_legacy_surv_kept", doc: "a directory mark watching children keeps a SURV_MODIFY ignore mask when a child is written",
-		marks:  []markCall{{rule.LocParent, 0, open | unix.FAN_EVENT_ON_CHILD, 0}, {rule.LocParent, fLegacy | fSurv, open, 0}},
-		probes: []obj{objFile}, write: objOther, kept: []rule.Loc{rule.LocParent},
+		marks:  []markCall{{model.LocParent, 0, open | unix.FAN_EVENT_ON_CHILD, 0}, {model.LocParent, fLegacy | fSurv, open, 0}},
+		probes: []obj{objFile}, write: objOther, kept: []model.Loc{model.LocParent},
 		why: "send_to_group skips marks with FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 	{
 		name: "dir_no_children_legacy_kept", doc: "a directory mark not watching children keeps its legacy ignore mask when a child is written",
-		marks:  []markCall{{rule.LocParent, 0, open | unix.FAN_ONDIR, 0}, {rule.LocParent, fLegacy, open, 0}},
-		probes: []obj{objDir}, write: objOther, kept: []rule.Loc{rule.LocParent},
+		marks:  []markCall{{model.LocParent, 0, open | unix.FAN_ONDIR, 0}, {model.LocParent, fLegacy, open, 0}},
+		probes: []obj{objDir}, write: objOther, kept: []model.Loc{model.LocParent},
 		why: "without FS_EVENT_ON_CHILD in its mask the dir does not watch children (fsnotify_inode_watches_children): __fsnotify_parent never visits its mark",
 	},
 	{
 		name: "ignore_file_no_surv_cleared", doc: "FAN_MARK_IGNORE on a file without SURV_MODIFY is cleared by a write, like the legacy flavour",
-		marks:  []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fIgnore, open, 0}},
-		probes: []obj{objFile}, write: objFile, cleared: []rule.Loc{rule.LocSelf},
+		marks:  []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fIgnore, open, 0}},
+		probes: []obj{objFile}, write: objFile, cleared: []model.Loc{model.LocSelf},
 		needs: []*feature.Feature{feature.MarkIgnore},
 		why:   "send_to_group clears any mark without FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY, whatever its flavour",
 	},
 	{
 		name: "ignore_surv_no_downgrade_eexist", doc: "FAN_MARK_IGNORE cannot make a surviving ignore mask non-surviving (EEXIST); it still survives a write",
-		marks: []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fIgnore | fSurv, open, 0},
-			{rule.LocSelf, fIgnore, unix.FAN_ACCESS, unix.EEXIST}},
-		probes: []obj{objFile}, write: objFile, kept: []rule.Loc{rule.LocSelf},
+		marks: []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fIgnore | fSurv, open, 0},
+			{model.LocSelf, fIgnore, unix.FAN_ACCESS, unix.EEXIST}},
+		probes: []obj{objFile}, write: objFile, kept: []model.Loc{model.LocSelf},
 		needs: []*feature.Feature{feature.MarkIgnore},
 		why:   "fanotify_may_update_existing_mark: FAN_MARK_IGNORE without SURV_MODIFY on a surviving mark is EEXIST",
 	},
 	{
 		name: "legacy_surv_downgrade_accepted", doc: "the legacy flavour accepts an update without SURV_MODIFY on a surviving mark, which keeps surviving",
-		marks: []markCall{{rule.LocSelf, 0, open, 0}, {rule.LocSelf, fLegacy | fSurv, open, 0},
-			{rule.LocSelf, fLegacy, unix.FAN_ACCESS, 0}},
-		probes: []obj{objFile}, write: objFile, kept: []rule.Loc{rule.LocSelf},
+		marks: []markCall{{model.LocSelf, 0, open, 0}, {model.LocSelf, fLegacy | fSurv, open, 0},
+			{model.LocSelf, fLegacy, unix.FAN_ACCESS, 0}},
+		probes: []obj{objFile}, write: objFile, kept: []model.Loc{model.LocSelf},
 		why: "fanotify_mark_update_flags only ever sets FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 	{
 		name: "mixed_mount_cleared_inode_kept", doc: "one write clears the mount's non-surviving ignore mask and keeps the file's surviving one",
-		marks: []markCall{{rule.LocMount, 0, open, 0}, {rule.LocMount, fLegacy, open, 0},
-			{rule.LocSelf, fLegacy | fSurv, open, 0}},
-		probes: []obj{objFile, objOther}, write: objFile, cleared: []rule.Loc{rule.LocMount}, kept: []rule.Loc{rule.LocSelf},
+		marks: []markCall{{model.LocMount, 0, open, 0}, {model.LocMount, fLegacy, open, 0},
+			{model.LocSelf, fLegacy | fSurv, open, 0}},
+		probes: []obj{objFile, objOther}, write: objFile, cleared: []model.Loc{model.LocMount}, kept: []model.Loc{model.LocSelf},
 		why: "send_to_group decides per mark on FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY",
 	},
 }
@@ -142,16 +142,16 @@ func (c clearCase) steps() []step {
 // predict runs the whole case through the model of kernel k alone and
 // renders, per step, the masks reported; with the ignore masks left after
 // the write.
-func (c clearCase) predict(k rule.Kernel) string {
-	marks := map[rule.Loc]*rule.Mark{}
+func (c clearCase) predict(k model.Kernel) string {
+	marks := map[model.Loc]*model.Mark{}
 	for _, mc := range c.marks {
-		nm, errno := rule.MarkAdd(marks[mc.loc], 0, mc.flags|mc.loc.MarkFlags(), mc.mask, rule.Target{Loc: mc.loc, IsDir: mc.loc == rule.LocParent}, false)
+		nm, errno := model.MarkAdd(marks[mc.loc], 0, mc.flags|mc.loc.MarkFlags(), mc.mask, model.Target{Loc: mc.loc, IsDir: mc.loc == model.LocParent}, false)
 		if errno == 0 && nm != nil {
 			marks[mc.loc] = nm
 		}
 	}
-	var list []*rule.Mark
-	for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+	var list []*model.Mark
+	for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 		if m := marks[l]; m != nil {
 			list = append(list, m)
 		}
@@ -172,11 +172,11 @@ func (c clearCase) predict(k rule.Kernel) string {
 // fix names the commit the case depends on: the model's answer changes when
 // the fix is turned off.
 func (c clearCase) fix() *harness.Fix {
-	want := c.predict(rule.Fixed)
-	if c.predict(rule.Kernel{ParentIgnoreFix: false, ModifyOpt: true}) != want {
+	want := c.predict(model.Fixed)
+	if c.predict(model.Kernel{ParentIgnoreFix: false, ModifyOpt: true}) != want {
 		return &harness.Fix{Commit: "4f0b903ded728c505850daf2914bfc08841f0ae6", Subject: "fsnotify: fix merge with parent's ignored mask"}
 	}
-	if c.predict(rule.Kernel{ParentIgnoreFix: true, ModifyOpt: false}) != want {
+	if c.predict(model.Kernel{ParentIgnoreFix: true, ModifyOpt: false}) != want {
 		return &harness.Fix{Commit: "04e317ba72d07901b03399b3d1525e83424df5b3", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
 	}
 	return nil

@@ -12,14 +12,14 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
-	"github.com/fsnsuite/fsnsuite/tests/fanotify_ignore/rule"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 	"golang.org/x/sys/unix"
 )
 
 // obj names the objects of a case's tree:
 //
-//	<case dir>/dir         the directory (rule.LocParent marks are on it)
-//	<case dir>/dir/file    the file (rule.LocSelf marks are on it)
+//	<case dir>/dir         the directory (model.LocParent marks are on it)
+//	<case dir>/dir/file    the file (model.LocSelf marks are on it)
 //	<case dir>/dir/other   another file in dir, on no inode mark
 type obj int
 
@@ -40,11 +40,11 @@ type world struct {
 	paths [3]string
 	a     *actor.Actor
 	g     *fanotify.Group
-	marks map[rule.Loc]*rule.Mark
+	marks map[model.Loc]*model.Mark
 }
 
 func newWorld(t *harness.T) *world {
-	w := &world{t: t, root: t.FS().Root, marks: map[rule.Loc]*rule.Mark{}}
+	w := &world{t: t, root: t.FS().Root, marks: map[model.Loc]*model.Mark{}}
 	dir := t.Path("dir")
 	w.paths = [3]string{filepath.Join(dir, "file"), filepath.Join(dir, "other"), dir}
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -61,11 +61,11 @@ func newWorld(t *harness.T) *world {
 }
 
 // path is what a mark at loc names.
-func (w *world) path(loc rule.Loc) string {
+func (w *world) path(loc model.Loc) string {
 	switch loc {
-	case rule.LocSelf:
+	case model.LocSelf:
 		return w.paths[objFile]
-	case rule.LocParent:
+	case model.LocParent:
 		return w.paths[objDir]
 	}
 	return w.root
@@ -73,7 +73,7 @@ func (w *world) path(loc rule.Loc) string {
 
 // markCall is one fanotify_mark(FAN_MARK_ADD|flags, mask) on the object at loc.
 type markCall struct {
-	loc   rule.Loc
+	loc   model.Loc
 	flags uint
 	mask  uint32
 	want  unix.Errno // the errno fanotify_user.c gives it (0: success)
@@ -84,13 +84,13 @@ func (c markCall) String() string {
 }
 
 // mark places a mark, checks its errno against the case's and the model's
-// (rule.MarkAdd), and updates the model.
+// (model.MarkAdd), and updates the model.
 func (w *world) mark(c markCall) {
 	t := w.t
-	tg := rule.Target{Loc: c.loc, IsDir: c.loc == rule.LocParent}
-	nm, model := rule.MarkAdd(w.marks[c.loc], 0, c.flags|c.loc.MarkFlags(), c.mask, tg, false)
-	if model != c.want {
-		t.Fatalf("rule error: model predicts %s for %s, the case says %s", errnoStr(model), c, errnoStr(c.want))
+	tg := model.Target{Loc: c.loc, IsDir: c.loc == model.LocParent}
+	nm, predicted := model.MarkAdd(w.marks[c.loc], 0, c.flags|c.loc.MarkFlags(), c.mask, tg, false)
+	if predicted != c.want {
+		t.Fatalf("rule error: model predicts %s for %s, the case says %s", errnoStr(predicted), c, errnoStr(c.want))
 	}
 	err := w.g.Add(c.flags|c.loc.MarkFlags(), uint64(c.mask), w.path(c.loc))
 	var got unix.Errno
@@ -116,13 +116,13 @@ func errnoStr(e unix.Errno) string {
 // is the object's own for events on the file and takes no part in events on
 // the other file or the directory; the directory's mark is the parent's for
 // events on its entries and the object's own for events on the directory.
-func role(o obj) func(*rule.Mark) (rule.Loc, bool) {
-	return func(m *rule.Mark) (rule.Loc, bool) {
+func role(o obj) func(*model.Mark) (model.Loc, bool) {
+	return func(m *model.Mark) (model.Loc, bool) {
 		switch {
-		case m.Loc == rule.LocSelf:
-			return rule.LocSelf, o == objFile
-		case m.Loc == rule.LocParent && o == objDir:
-			return rule.LocSelf, true
+		case m.Loc == model.LocSelf:
+			return model.LocSelf, o == objFile
+		case m.Loc == model.LocParent && o == objDir:
+			return model.LocSelf, true
 		}
 		return m.Loc, true
 	}
@@ -171,7 +171,7 @@ func write(o obj) step {
 }
 
 // do runs a step through the actor, drains the group and compares what
-// arrived with what the model (rule.Fixed) says each of the step's events
+// arrived with what the model (model.Fixed) says each of the step's events
 // gives, in order. The model's marks are updated (FS_MODIFY clears
 // non-surviving ignore masks).
 func (w *world) do(s step, setup string) {
@@ -179,7 +179,7 @@ func (w *world) do(s step, setup string) {
 	marks := w.modelMarks()
 	var want []fanotify.Event
 	for _, ev := range s.evs {
-		m := rule.Fixed.DeliverAs(marks, role(s.o), ev, s.o == objDir, map[int]bool{})[0]
+		m := model.Fixed.DeliverAs(marks, role(s.o), ev, s.o == objDir, map[int]bool{})[0]
 		if m != 0 {
 			want = append(want, fanotify.Event{Mask: fanotify.Mask(m), Pid: int32(w.a.Pid()), Path: w.paths[s.o]})
 		}
@@ -194,9 +194,9 @@ func (w *world) do(s step, setup string) {
 	expect.Fanotify(t, setup+"; actor "+s.what, got, want)
 }
 
-func (w *world) modelMarks() []*rule.Mark {
-	var out []*rule.Mark
-	for _, l := range []rule.Loc{rule.LocSelf, rule.LocParent, rule.LocMount, rule.LocFS} {
+func (w *world) modelMarks() []*model.Mark {
+	var out []*model.Mark
+	for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
 		if m := w.marks[l]; m != nil {
 			out = append(out, m)
 		}

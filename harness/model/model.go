@@ -1,5 +1,5 @@
-// Package rule is the rule function of fanotify_ignore and
-// fanotify_modify_clear: a small model of how the
+// Package model is the oracle of fanotify_ignore and
+// fanotify_modify_clear (and of the scenario explorer to come): a model of how the
 // kernel merges marks and ignore masks, written from fanotify_mark(2) and from
 // the fs/notify source, never from a run's output. Every generated case takes
 // its expected result from Kernel.Deliver; the API cases take their errno
@@ -16,7 +16,7 @@
 //     fsnotify_mask_applicable(), fsnotify_inode_watches_children().
 //   - fs/notify/fsnotify.c __fsnotify_parent(), fsnotify(), send_to_group().
 //   - fs/notify/fanotify/fanotify.c fanotify_group_event_mask().
-package rule
+package model
 
 import (
 	"golang.org/x/sys/unix"
