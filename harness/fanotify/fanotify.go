@@ -452,6 +452,23 @@ func (g *Group) ReleaseFd(fd int32) {
 	}
 }
 
+// Answer responds with response to every permission event in evs and closes
+// its fd; other events are left alone. It answers them all even when one
+// response fails, and returns the first error.
+func (g *Group) Answer(evs []Event, response uint32) error {
+	var first error
+	for _, e := range evs {
+		if !e.IsPermission() {
+			continue
+		}
+		if err := g.Respond(e.Fd, response); err != nil && first == nil {
+			first = fmt.Errorf("answer %s: %w", e, err)
+		}
+		g.ReleaseFd(e.Fd)
+	}
+	return first
+}
+
 // ne16, ne32 and ne64 read integers in the host's byte order, which is how
 // the kernel writes fanotify records.
 func ne16(b []byte) uint16 { return binary.NativeEndian.Uint16(b) }

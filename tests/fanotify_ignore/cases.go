@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
@@ -80,7 +81,7 @@ func runBugzilla(t *harness.T, loc model.Loc, k groupKind) {
 		}
 		did = append(did, "open "+w.rel(o.path))
 	}
-	got, err := w.groups[gi].g.Drain()
+	got, err := w.groups[gi].G.Drain()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func runEvictableEvicted(t *harness.T) {
 		}
 	}
 	open()
-	got, err := w.groups[gi].g.Drain()
+	got, err := w.groups[gi].G.Drain()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,21 +188,21 @@ func runEvictableEvicted(t *harness.T) {
 		if err := dropCaches(); err != nil {
 			t.Fatal(err)
 		}
-		st, err := w.markStates(gi, objFile)
+		st, err := w.groups[gi].FdinfoStates(w.places(objFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		gone = len(st) == 1 && strings.HasPrefix(st[0], "mount ")
 	}
 	if !gone {
-		st, _ := w.markStates(gi, objFile)
+		st, _ := w.groups[gi].FdinfoStates(w.places(objFile))
 		t.Fatalf("the file's inode was not evicted by 5 rounds of drop_caches; marks: %v", st)
 	}
 	t.Logf("inode evicted after %d drop_caches", tries)
-	delete(w.groups[gi].marks, model.LocSelf) // the model: the mark went with the inode
+	w.groups[gi].Forget(model.LocSelf) // the model: the mark went with the inode
 	w.checkStates("after eviction", objFile)
 	open()
-	got, err = w.groups[gi].g.Drain()
+	got, err = w.groups[gi].G.Drain()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,24 +235,17 @@ func runEvictableUpgrade(t *harness.T) {
 // the model's model.MarkAdd, so that the rule function and the table agree.
 func (w *world) expectErrno(c markCall, obj object, want unix.Errno) {
 	t := w.t
-	model, err := w.mark(c, obj)
-	if model != want {
-		t.Errorf("rule error: model predicts %s for %s, the case says %s", errnoStr(model), c, errnoStr(want))
+	predicted, err := w.mark(c, obj)
+	if predicted != want {
+		t.Errorf("rule error: model predicts %s for %s, the case says %s", expect.ErrnoText(predicted), c, expect.ErrnoText(want))
 	}
-	var got unix.Errno
-	if err != nil && !errors.As(err, &got) {
+	got, err := markmirror.Errno(err)
+	if err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
 	if got != want {
-		t.Errorf("%s on %s: got %s, want %s (%v)", c, obj, errnoStr(got), errnoStr(want), err)
+		t.Errorf("%s on %s: got %s, want %s", c, obj, expect.ErrnoText(got), expect.ErrnoText(want))
 	}
-}
-
-func errnoStr(e unix.Errno) string {
-	if e == 0 {
-		return "success"
-	}
-	return unix.ErrnoName(e)
 }
 
 // apiCase is one row of the API table: calls in order, each with the errno

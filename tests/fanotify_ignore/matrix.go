@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
@@ -138,27 +139,17 @@ func (c combo) setup() string {
 // modelMarks applies the plan to the model alone (no syscalls).
 func (c combo) modelMarks() ([]*model.Mark, map[int]bool) {
 	kinds := append(append([]groupKind{}, allKinds...), kindNotif)
-	per := make([]map[model.Loc]*model.Mark, len(kinds))
-	for i := range per {
-		per[i] = map[model.Loc]*model.Mark{}
+	per := make([]*markmirror.Marks, len(kinds))
+	fid := map[int]bool{}
+	for i, k := range kinds {
+		per[i] = markmirror.NewMarks(i, k.dirFID)
+		fid[i] = k.fid
 	}
 	for _, call := range c.plan() {
 		tg := model.Target{Loc: call.loc, IsDir: call.loc == model.LocParent || (call.loc == model.LocSelf && c.obj == objDir)}
-		m, errno := model.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, kinds[call.group].dirFID)
-		if errno == 0 && m != nil {
-			per[call.group][call.loc] = m
-		}
+		per[call.group].Add(tg, call.flags, call.mask)
 	}
-	var marks []*model.Mark
-	fid := map[int]bool{}
-	for i, k := range kinds {
-		fid[i] = k.fid
-		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
-			if m := per[i][l]; m != nil {
-				marks = append(marks, m)
-			}
-		}
-	}
+	marks := markmirror.AllMarks(per)
 	return marks, fid
 }
 

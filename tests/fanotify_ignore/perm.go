@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
@@ -90,26 +90,14 @@ func (c permCombo) plan() []markCall {
 }
 
 func (c permCombo) modelMarks() []*model.Mark {
-	per := make([]map[model.Loc]*model.Mark, len(permKinds))
+	per := make([]*markmirror.Marks, len(permKinds))
 	for i := range per {
-		per[i] = map[model.Loc]*model.Mark{}
+		per[i] = markmirror.NewMarks(i, false)
 	}
 	for _, call := range c.plan() {
-		tg := model.Target{Loc: call.loc, IsDir: call.loc == model.LocParent}
-		m, errno := model.MarkAdd(per[call.group][call.loc], call.group, call.flags|call.loc.MarkFlags(), call.mask, tg, false)
-		if errno == 0 && m != nil {
-			per[call.group][call.loc] = m
-		}
+		per[call.group].Add(model.Target{Loc: call.loc, IsDir: call.loc == model.LocParent}, call.flags, call.mask)
 	}
-	var marks []*model.Mark
-	for i := range permKinds {
-		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
-			if m := per[i][l]; m != nil {
-				marks = append(marks, m)
-			}
-		}
-	}
-	return marks
+	return markmirror.AllMarks(per)
 }
 
 func (c permCombo) expectedOn(k model.Kernel) map[int]uint32 {
@@ -159,15 +147,10 @@ func (c permCombo) run(t *harness.T) {
 		if want[gi] == 0 {
 			continue
 		}
-		evs, err := gs.g.ReadN(1, time.Now().Add(5*time.Second))
+		evs, err := gs.G.ReadN(1, time.Now().Add(5*time.Second))
 		got[gi] = append(got[gi], evs...)
-		for _, e := range evs {
-			if e.IsPermission() {
-				if err := gs.g.Respond(e.Fd, fanotify.Allow); err != nil {
-					t.Fatalf("respond: %v", err)
-				}
-				gs.g.ReleaseFd(e.Fd)
-			}
+		if err := gs.G.Answer(evs, fanotify.Allow); err != nil {
+			t.Fatalf("%v", err)
 		}
 		if err != nil && !errors.Is(err, fanotify.ErrTimeout) {
 			t.Fatalf("read group %d: %v", gi, err)
@@ -178,7 +161,7 @@ func (c permCombo) run(t *harness.T) {
 		// Show what is waiting for an answer; closing the groups at cleanup
 		// releases the actor (fanotify(7): closing the fd allows the events).
 		for gi, gs := range w.groups {
-			evs, _ := gs.g.Drain()
+			evs, _ := gs.G.Drain()
 			expect.Fanotify(t, fmt.Sprintf("%s; %s; group %d", what, c.setup(), gi), append(got[gi], evs...), nil)
 		}
 		t.Fatalf("%s: %v (blocked on a permission event the rule says is ignored)", what, err)
@@ -192,18 +175,10 @@ func (c permCombo) run(t *harness.T) {
 			t.Fatalf("actor close: %v", err)
 		}
 	} else {
-		b, err := os.ReadFile(w.pidFile)
-		if err != nil {
-			t.Fatalf("exec'd script left no pid: %v", err)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatalf("exec'd script pid %q: %v", b, err)
-		}
-		pid = int32(n)
+		pid = w.scriptPid()
 	}
 	for gi, gs := range w.groups {
-		rest, err := gs.g.Drain()
+		rest, err := gs.G.Drain()
 		if err != nil {
 			t.Fatalf("drain group %d: %v", gi, err)
 		}

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/fsnsuite/fsnsuite/harness/model"
 
 	"golang.org/x/sys/unix"
 
@@ -16,6 +13,9 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
+	"github.com/fsnsuite/fsnsuite/harness/model"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // object is what an event happens on: a regular file inside the watched
@@ -54,11 +54,10 @@ var (
 // group with the same marks: they must all give the same answer.
 var allKinds = []groupKind{kindNotif, kindContent, kindPreContent, kindFID, kindDFIDName}
 
-// gstate is one open group and the model of its marks.
+// gstate is one open group of a kind and the model of its marks.
 type gstate struct {
-	kind  groupKind
-	g     *fanotify.Group
-	marks map[model.Loc]*model.Mark
+	*markmirror.Group
+	kind groupKind
 }
 
 // world is one case's tree, actor, groups and mark model. The tree is
@@ -100,18 +99,12 @@ func newWorld(t *harness.T) *world {
 	w.pidFile = filepath.Join(t.TempDir(), "exec.pid")
 	script := fileContent + "echo $$ > " + w.pidFile + "\n"
 	for _, d := range []string{w.dir, w.sub, w.sibling} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatalf("setup: %v", err)
-		}
+		setup.Mkdir(t, d)
 	}
 	for _, f := range []string{w.file, filepath.Join(w.sibling, "file")} {
-		if err := os.WriteFile(f, []byte(script), 0o755); err != nil {
-			t.Fatalf("setup: %v", err)
-		}
+		setup.WriteFileMode(t, f, []byte(script), 0o755)
 	}
-	if err := os.WriteFile(w.empty, nil, 0o644); err != nil {
-		t.Fatalf("setup: %v", err)
-	}
+	setup.WriteFile(t, w.empty, "")
 	// The actor (a re-exec of this binary) starts while the marks are
 	// placed: it touches nothing until it is asked to. It must start after
 	// the tree is written: a child forked while a setup file is still open
@@ -155,19 +148,14 @@ func (w *world) actor() *actor.Actor {
 // case (its marks at once, its fd in the background: harness T.Fanotify).
 func (w *world) addGroup(k groupKind) int {
 	g := w.t.Fanotify(k.init, unix.O_RDONLY)
-	w.groups = append(w.groups, &gstate{kind: k, g: g, marks: map[model.Loc]*model.Mark{}})
-	return len(w.groups) - 1
+	gi := len(w.groups)
+	w.groups = append(w.groups, &gstate{Group: markmirror.New(g, gi, k.dirFID), kind: k})
+	return gi
 }
 
-// path is the object a mark at loc names for events on obj.
-func (w *world) path(loc model.Loc, obj object) string {
-	switch loc {
-	case model.LocSelf:
-		return w.objPath(obj)
-	case model.LocParent:
-		return w.dir
-	}
-	return w.root
+// places are the objects the mark locations name for events on obj.
+func (w *world) places(obj object) markmirror.Places {
+	return markmirror.Places{Self: w.objPath(obj), Parent: w.dir, Root: w.root, SelfIsDir: obj == objDir}
 }
 
 func (w *world) objPath(obj object) string {
@@ -193,16 +181,7 @@ func (c markCall) String() string {
 // mark places a mark and updates the model. It returns the errno the model
 // predicts (0: success) and the call's error.
 func (w *world) mark(c markCall, obj object) (unix.Errno, error) {
-	gs := w.groups[c.group]
-	tg := model.Target{Loc: c.loc, IsDir: c.loc == model.LocParent || (c.loc == model.LocSelf && obj == objDir)}
-	nm, want := model.MarkAdd(gs.marks[c.loc], c.group, c.flags|c.loc.MarkFlags(), c.mask, tg, gs.kind.dirFID)
-	err := gs.g.Add(c.loc.MarkFlags()|c.flags, uint64(c.mask), w.path(c.loc, obj))
-	if want == 0 && err == nil {
-		if nm != nil {
-			gs.marks[c.loc] = nm
-		}
-	}
-	return want, err
+	return w.groups[c.group].Mark(w.places(obj), c.loc, c.flags, c.mask)
 }
 
 // mustMark places a mark that the model says succeeds; any error fails the case.
@@ -210,7 +189,7 @@ func (w *world) mustMark(c markCall, obj object) {
 	w.t.Helper()
 	want, err := w.mark(c, obj)
 	if want != 0 {
-		w.t.Fatalf("plan error: model says %s fails with %s", c, unix.ErrnoName(want))
+		w.t.Fatalf("plan error: model says %s fails with %s", c, expect.ErrnoText(want))
 	}
 	if err != nil {
 		w.t.Fatalf("%s: %v", c, err)
@@ -218,17 +197,7 @@ func (w *world) mustMark(c markCall, obj object) {
 }
 
 // allMarks lists the model marks of every group.
-func (w *world) allMarks() []*model.Mark {
-	var out []*model.Mark
-	for _, gs := range w.groups {
-		for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
-			if m := gs.marks[l]; m != nil {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
+func (w *world) allMarks() []*model.Mark { return markmirror.AllMarks(w.groups) }
 
 func (w *world) fidGroups() map[int]bool {
 	out := map[int]bool{}
@@ -307,18 +276,24 @@ func (w *world) do(ev evKind, obj object) (int32, string) {
 		if err != nil || st != 0 {
 			t.Fatalf("actor exec %s: status %d, %v", p, st, err)
 		}
-		b, err := os.ReadFile(w.pidFile)
-		if err != nil {
-			t.Fatalf("exec'd script left no pid: %v", err)
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatalf("exec'd script pid %q: %v", b, err)
-		}
-		return int32(pid), "actor exec " + rel
+		return w.scriptPid(), "actor exec " + rel
 	}
 	t.Fatalf("no action for %s", fanotify.Mask(ev.bit))
 	return 0, ""
+}
+
+// scriptPid is the pid the exec'd script wrote ($$: the process that called
+// execve), the pid its FAN_OPEN_EXEC(_PERM) event must carry.
+func (w *world) scriptPid() int32 {
+	b, err := os.ReadFile(w.pidFile)
+	if err != nil {
+		w.t.Fatalf("exec'd script left no pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		w.t.Fatalf("exec'd script pid %q: %v", b, err)
+	}
+	return int32(pid)
 }
 
 func (w *world) rel(p string) string {
@@ -363,7 +338,7 @@ func (w *world) wantEvent(gi int, mask uint32, obj object, pid int32) fanotify.E
 // index -> reported mask; missing: no event).
 func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int32) {
 	for i, gs := range w.groups {
-		got, err := gs.g.Drain()
+		got, err := gs.G.Drain()
 		if err != nil {
 			w.t.Fatalf("drain group %d (%s): %v", i, gs.kind.name, err)
 		}
@@ -375,56 +350,9 @@ func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int
 	}
 }
 
-// markStates reads a group's marks from /proc/self/fdinfo and renders them
-// sorted, one per line: "<loc> mflags=.. mask=.. ignored_mask=..". Only marks
-// on objects this world knows are named by location; others print raw.
-func (w *world) markStates(gi int, obj object) ([]string, error) {
-	ms, err := w.groups[gi].g.Marks()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range ms {
-		loc := ""
-		switch {
-		case m.Kind == fanotify.InodeMark && m.IsOn(w.objPath(obj)):
-			loc = "self"
-		case m.Kind == fanotify.InodeMark && m.IsOn(w.dir):
-			loc = "parent"
-		case m.Kind == fanotify.MountMark:
-			loc = "mount"
-		case m.Kind == fanotify.FilesystemMark && m.IsOn(w.root):
-			loc = "fs"
-		default:
-			loc = m.String()
-		}
-		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", loc, m.MFlags, m.Mask, m.IgnoredMask))
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// wantStates renders the model's marks of group gi like markStates.
-func (w *world) wantStates(gi int) []string {
-	var out []string
-	for l, m := range w.groups[gi].marks {
-		out = append(out, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.MFlags(), fanotify.Mask(m.Mask), fanotify.Mask(m.Ignore)))
-	}
-	sort.Strings(out)
-	return out
-}
-
 // checkStates compares fdinfo with the model for every group.
 func (w *world) checkStates(when string, obj object) {
-	for gi := range w.groups {
-		got, err := w.markStates(gi, obj)
-		if err != nil {
-			w.t.Fatalf("fdinfo: %v", err)
-		}
-		want := w.wantStates(gi)
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			w.t.Errorf("fdinfo marks of group %d (%s) %s differ from the model\n  want: %s\n  got:  %s",
-				gi, w.groups[gi].kind.name, when, strings.Join(want, "\n        "), strings.Join(got, "\n        "))
-		}
+	for gi, gs := range w.groups {
+		gs.Check(w.t, fmt.Sprintf("%d (%s)", gi, gs.kind.name), when, w.places(obj))
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 	"golang.org/x/sys/unix"
 )
@@ -143,19 +144,11 @@ func (c clearCase) steps() []step {
 // renders, per step, the masks reported; with the ignore masks left after
 // the write.
 func (c clearCase) predict(k model.Kernel) string {
-	marks := map[model.Loc]*model.Mark{}
+	marks := markmirror.NewMarks(0, false)
 	for _, mc := range c.marks {
-		nm, errno := model.MarkAdd(marks[mc.loc], 0, mc.flags|mc.loc.MarkFlags(), mc.mask, model.Target{Loc: mc.loc, IsDir: mc.loc == model.LocParent}, false)
-		if errno == 0 && nm != nil {
-			marks[mc.loc] = nm
-		}
+		marks.Add(model.Target{Loc: mc.loc, IsDir: mc.loc == model.LocParent}, mc.flags, mc.mask)
 	}
-	var list []*model.Mark
-	for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
-		if m := marks[l]; m != nil {
-			list = append(list, m)
-		}
-	}
+	list := marks.List()
 	var b strings.Builder
 	for _, s := range c.steps() {
 		for _, ev := range s.evs {
@@ -213,12 +206,12 @@ func (c clearCase) run(t *harness.T) {
 	// The case states what the write clears; the model must agree, and
 	// fdinfo must show it.
 	for _, l := range c.cleared {
-		if m := w.marks[l]; m == nil || m.Ignore != 0 {
+		if m := w.g.At(l); m == nil || m.Ignore != 0 {
 			t.Fatalf("rule error: the case says the write clears the %s ignore mask, the model keeps it", l)
 		}
 	}
 	for _, l := range c.kept {
-		if m := w.marks[l]; m == nil || m.Ignore == 0 {
+		if m := w.g.At(l); m == nil || m.Ignore == 0 {
 			t.Fatalf("rule error: the case says the %s ignore mask survives the write, the model clears it", l)
 		}
 	}

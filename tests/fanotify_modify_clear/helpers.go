@@ -1,18 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,42 +31,27 @@ var objNames = [...]string{"dir/file", "dir/other", "dir"}
 
 func (o obj) String() string { return objNames[o] }
 
-// world is one case's tree, actor, group and mark model.
+// world is one case's tree, actor, and group with the model of its marks.
 type world struct {
-	t     *harness.T
-	root  string
-	paths [3]string
-	a     *actor.Actor
-	g     *fanotify.Group
-	marks map[model.Loc]*model.Mark
+	t      *harness.T
+	paths  [3]string
+	places markmirror.Places
+	a      *actor.Actor
+	g      *markmirror.Group
 }
 
 func newWorld(t *harness.T) *world {
-	w := &world{t: t, root: t.FS().Root, marks: map[model.Loc]*model.Mark{}}
+	w := &world{t: t}
 	dir := t.Path("dir")
 	w.paths = [3]string{filepath.Join(dir, "file"), filepath.Join(dir, "other"), dir}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatalf("setup: %v", err)
-	}
+	w.places = markmirror.Places{Self: w.paths[objFile], Parent: w.paths[objDir], Root: t.FS().Root}
+	setup.Mkdir(t, dir)
 	for _, p := range w.paths[:2] {
-		if err := os.WriteFile(p, []byte("data\n"), 0o644); err != nil {
-			t.Fatalf("setup: %v", err)
-		}
+		setup.WriteFile(t, p, "data\n")
 	}
 	w.a = t.Actor()
-	w.g = t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	w.g = markmirror.New(t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY), 0, false)
 	return w
-}
-
-// path is what a mark at loc names.
-func (w *world) path(loc model.Loc) string {
-	switch loc {
-	case model.LocSelf:
-		return w.paths[objFile]
-	case model.LocParent:
-		return w.paths[objDir]
-	}
-	return w.root
 }
 
 // markCall is one fanotify_mark(FAN_MARK_ADD|flags, mask) on the object at loc.
@@ -87,29 +70,17 @@ func (c markCall) String() string {
 // (model.MarkAdd), and updates the model.
 func (w *world) mark(c markCall) {
 	t := w.t
-	tg := model.Target{Loc: c.loc, IsDir: c.loc == model.LocParent}
-	nm, predicted := model.MarkAdd(w.marks[c.loc], 0, c.flags|c.loc.MarkFlags(), c.mask, tg, false)
+	predicted, err := w.g.Mark(w.places, c.loc, c.flags, c.mask)
 	if predicted != c.want {
-		t.Fatalf("rule error: model predicts %s for %s, the case says %s", errnoStr(predicted), c, errnoStr(c.want))
+		t.Fatalf("rule error: model predicts %s for %s, the case says %s", expect.ErrnoText(predicted), c, expect.ErrnoText(c.want))
 	}
-	err := w.g.Add(c.flags|c.loc.MarkFlags(), uint64(c.mask), w.path(c.loc))
-	var got unix.Errno
-	if err != nil && !errors.As(err, &got) {
+	got, err := markmirror.Errno(err)
+	if err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
 	if got != c.want {
-		t.Fatalf("%s: got %s, want %s (%v)", c, errnoStr(got), errnoStr(c.want), err)
+		t.Fatalf("%s: got %s, want %s", c, expect.ErrnoText(got), expect.ErrnoText(c.want))
 	}
-	if got == 0 && nm != nil {
-		w.marks[c.loc] = nm
-	}
-}
-
-func errnoStr(e unix.Errno) string {
-	if e == 0 {
-		return "success"
-	}
-	return unix.ErrnoName(e)
 }
 
 // role says what part a mark plays for an event on o: the file's inode mark
@@ -176,7 +147,7 @@ func write(o obj) step {
 // non-surviving ignore masks).
 func (w *world) do(s step, setup string) {
 	t := w.t
-	marks := w.modelMarks()
+	marks := w.g.List()
 	var want []fanotify.Event
 	for _, ev := range s.evs {
 		m := model.Fixed.DeliverAs(marks, role(s.o), ev, s.o == objDir, map[int]bool{})[0]
@@ -187,56 +158,15 @@ func (w *world) do(s step, setup string) {
 	if err := s.run(w); err != nil {
 		t.Fatalf("actor %s: %v", s.what, err)
 	}
-	got, err := w.g.Drain()
+	got, err := w.g.G.Drain()
 	if err != nil {
 		t.Fatalf("drain: %v", err)
 	}
 	expect.Fanotify(t, setup+"; actor "+s.what, got, want)
 }
 
-func (w *world) modelMarks() []*model.Mark {
-	var out []*model.Mark
-	for _, l := range []model.Loc{model.LocSelf, model.LocParent, model.LocMount, model.LocFS} {
-		if m := w.marks[l]; m != nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// checkStates compares the group's marks in /proc/self/fdinfo (mask,
-// ignored_mask, mflags: fs/notify/fdinfo.c fanotify_fdinfo) with the model,
+// checkStates compares the group's marks in /proc/self/fdinfo with the model,
 // so a case fails for the right reason.
 func (w *world) checkStates(when string) {
-	t := w.t
-	ms, err := w.g.Marks()
-	if err != nil {
-		t.Fatalf("fdinfo: %v", err)
-	}
-	var got, want []string
-	for _, m := range ms {
-		var loc string
-		switch {
-		case m.Kind == fanotify.InodeMark && m.IsOn(w.paths[objFile]):
-			loc = "self"
-		case m.Kind == fanotify.InodeMark && m.IsOn(w.paths[objDir]):
-			loc = "parent"
-		case m.Kind == fanotify.MountMark:
-			loc = "mount"
-		case m.Kind == fanotify.FilesystemMark && m.IsOn(w.root):
-			loc = "fs"
-		default:
-			loc = m.String()
-		}
-		got = append(got, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", loc, m.MFlags, m.Mask, m.IgnoredMask))
-	}
-	for l, m := range w.marks {
-		want = append(want, fmt.Sprintf("%s mflags=%#x mask=%s ignored_mask=%s", l, m.MFlags(), fanotify.Mask(m.Mask), fanotify.Mask(m.Ignore)))
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("fdinfo marks %s differ from the model\n  want: %s\n  got:  %s",
-			when, strings.Join(want, "\n        "), strings.Join(got, "\n        "))
-	}
+	w.g.Check(w.t, "0", when, w.places)
 }

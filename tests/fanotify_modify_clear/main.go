@@ -6,21 +6,15 @@ package main
 
 import (
 	"github.com/fsnsuite/fsnsuite/harness"
-	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
 func main() {
-	// An actor (this binary re-executed by harness/actor) needs no table.
-	var table []harness.Case
-	if !actor.IsActor() {
-		table = cases()
-	}
 	harness.Main(harness.Suite{
 		Name:        "fanotify_modify_clear",
 		Doc:         "FS_MODIFY clearing of fanotify ignore masks (FAN_MARK_IGNORED_SURV_MODIFY)",
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       table,
+		Cases:       cases(),
 	})
 }
