@@ -12,7 +12,8 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/queuelimit"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // Every expectation below comes from fanotify(7), fanotify_init(2),
@@ -111,19 +112,17 @@ var cases = []harness.Case{
 // caused the event"; fd "an open file descriptor for the object being accessed".
 func inodeMarkFile(t *harness.T) {
 	f, g := t.Path("f"), t.Path("g")
-	writeFile(t, f, "")
-	writeFile(t, g, "")
+	setup.WriteFile(t, f, "")
+	setup.WriteFile(t, g, "")
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	mark(t, grp, 0, unix.FAN_OPEN|unix.FAN_ACCESS|unix.FAN_MODIFY|unix.FAN_CLOSE, f)
 	var fd int
-	runSteps(t, grp, fdGroup, "inode mark on f OPEN|ACCESS|MODIFY|CLOSE", []step{
-		{"open f O_RDWR", func() (err error) { fd, err = a.Open(f, unix.O_RDWR, 0); return },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
-		{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err },
-			[]fanotify.Event{fev(unix.FAN_MODIFY, pid, f)}},
-		{"pread 1 byte at 0", func() error {
+	expect.FanotifySteps(t, grp, fdGroup, "inode mark on f OPEN|ACCESS|MODIFY|CLOSE", []step{
+		{Did: "open f O_RDWR", Do: func() (err error) { fd, err = a.Open(f, unix.O_RDWR, 0); return }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
+		{Did: "write 1 byte", Do: func() error { _, err := a.Write(fd, []byte("x")); return err }, Want: []fanotify.Event{fev(unix.FAN_MODIFY, pid, f)}},
+		{Did: "pread 1 byte at 0", Do: func() error {
 			r, err := a.Do(actor.Op{Kind: "pread", Fd: fd, N: 1, Off: 0})
 			if err == nil {
 				err = r.Err()
@@ -132,14 +131,11 @@ func inodeMarkFile(t *harness.T) {
 				err = fmt.Errorf("pread returned %d bytes, want 1", r.N)
 			}
 			return err
-		}, []fanotify.Event{fev(unix.FAN_ACCESS, pid, f)}},
-		{"close", func() error { return a.Close(fd) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, f)}},
-		{"open f O_RDONLY", func() (err error) { fd, err = a.Open(f, unix.O_RDONLY, 0); return },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
-		{"close", func() error { return a.Close(fd) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_NOWRITE, pid, f)}},
-		{"open sibling g O_RDWR; write; close", func() error { return a.WriteFile(g, []byte("x")) }, nil},
+		}, Want: []fanotify.Event{fev(unix.FAN_ACCESS, pid, f)}},
+		{Did: "close", Do: func() error { return a.Close(fd) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, f)}},
+		{Did: "open f O_RDONLY", Do: func() (err error) { fd, err = a.Open(f, unix.O_RDONLY, 0); return }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
+		{Did: "close", Do: func() error { return a.Close(fd) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_NOWRITE, pid, f)}},
+		{Did: "open sibling g O_RDWR; write; close", Do: func() error { return a.WriteFile(g, []byte("x")) }, Want: nil},
 	})
 }
 
@@ -163,9 +159,9 @@ func inodeMarkDir(t *harness.T) {
 	} {
 		t.Run(v.name, func(t *harness.T) {
 			dir := t.Path(v.name)
-			mkdir(t, dir)
+			setup.Mkdir(t, dir)
 			child := filepath.Join(dir, "c")
-			writeFile(t, child, "")
+			setup.WriteFile(t, child, "")
 			a := t.Actor()
 			pid := a.Pid()
 			grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
@@ -178,9 +174,9 @@ func inodeMarkDir(t *harness.T) {
 			if v.wantDir {
 				onDir = []fanotify.Event{fev(unix.FAN_OPEN, pid, dir)}
 			}
-			runSteps(t, grp, fdGroup, "inode mark on dir "+fanotify.Mask(mask).String(), []step{
-				{"open dir/c; close", func() error { return openClose(a, child, unix.O_RDONLY) }, onChild},
-				{"open dir O_DIRECTORY; close", func() error { return openClose(a, dir, unix.O_RDONLY|unix.O_DIRECTORY) }, onDir},
+			expect.FanotifySteps(t, grp, fdGroup, "inode mark on dir "+fanotify.Mask(mask).String(), []step{
+				{Did: "open dir/c; close", Do: func() error { return openClose(a, child, unix.O_RDONLY) }, Want: onChild},
+				{Did: "open dir O_DIRECTORY; close", Do: func() error { return openClose(a, dir, unix.O_RDONLY|unix.O_DIRECTORY) }, Want: onDir},
 			})
 		})
 	}
@@ -191,18 +187,17 @@ func inodeMarkDir(t *harness.T) {
 // mount will be monitored"; a bind mount is another mount.
 func mountMarkScope(t *harness.T) {
 	sub := t.Path("sub")
-	mkdir(t, sub)
+	setup.Mkdir(t, sub)
 	f := filepath.Join(sub, "f")
-	writeFile(t, f, "")
-	bind := bindMount(t, t.Dir())
+	setup.WriteFile(t, f, "")
+	bind := setup.BindMount(t, t.Dir())
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	mark(t, grp, unix.FAN_MARK_MOUNT, unix.FAN_OPEN, t.FS().Root)
-	runSteps(t, grp, fdGroup, "mount mark on the fs root FAN_OPEN; "+t.Dir()+" bind-mounted on "+bind, []step{
-		{"open sub/f; close", func() error { return openClose(a, f, unix.O_RDONLY) },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
-		{"open sub/f through the bind mount; close", func() error { return openClose(a, filepath.Join(bind, "sub", "f"), unix.O_RDONLY) }, nil},
+	expect.FanotifySteps(t, grp, fdGroup, "mount mark on the fs root FAN_OPEN; "+t.Dir()+" bind-mounted on "+bind, []step{
+		{Did: "open sub/f; close", Do: func() error { return openClose(a, f, unix.O_RDONLY) }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
+		{Did: "open sub/f through the bind mount; close", Do: func() error { return openClose(a, filepath.Join(bind, "sub", "f"), unix.O_RDONLY) }, Want: nil},
 	})
 }
 
@@ -212,20 +207,18 @@ func mountMarkScope(t *harness.T) {
 // mount point will be monitored."
 func filesystemMarkScope(t *harness.T) {
 	sub := t.Path("sub")
-	mkdir(t, sub)
+	setup.Mkdir(t, sub)
 	f := filepath.Join(sub, "f")
-	writeFile(t, f, "")
-	bind := bindMount(t, t.Dir())
+	setup.WriteFile(t, f, "")
+	bind := setup.BindMount(t, t.Dir())
 	bf := filepath.Join(bind, "sub", "f")
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	mark(t, grp, unix.FAN_MARK_FILESYSTEM, unix.FAN_OPEN, t.FS().Root)
-	runSteps(t, grp, fdGroup, "filesystem mark FAN_OPEN; "+t.Dir()+" bind-mounted on "+bind, []step{
-		{"open sub/f; close", func() error { return openClose(a, f, unix.O_RDONLY) },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
-		{"open sub/f through the bind mount; close", func() error { return openClose(a, bf, unix.O_RDONLY) },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, bf)}},
+	expect.FanotifySteps(t, grp, fdGroup, "filesystem mark FAN_OPEN; "+t.Dir()+" bind-mounted on "+bind, []step{
+		{Did: "open sub/f; close", Do: func() error { return openClose(a, f, unix.O_RDONLY) }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
+		{Did: "open sub/f through the bind mount; close", Do: func() error { return openClose(a, bf, unix.O_RDONLY) }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, bf)}},
 	})
 }
 
@@ -235,22 +228,18 @@ func filesystemMarkScope(t *harness.T) {
 // file_handle "as returned by name_to_handle_at(2)".
 func fidInodeMark(t *harness.T) {
 	f := t.Path("f")
-	writeFile(t, f, "")
-	fid := fidOf(t, f)
+	setup.WriteFile(t, f, "")
+	fid := expect.FID(t, f)
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 	mark(t, grp, 0, unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE|unix.FAN_ATTRIB, f)
 	var fd int
-	runSteps(t, grp, fidGroup, "FAN_REPORT_FID; inode mark on f OPEN|MODIFY|CLOSE_WRITE|ATTRIB", []step{
-		{"open f O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_WRONLY, 0); return },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, "", fid)}},
-		{"write 1 byte", func() error { _, err := a.Write(fd, []byte("x")); return err },
-			[]fanotify.Event{fev(unix.FAN_MODIFY, pid, "", fid)}},
-		{"close", func() error { return a.Close(fd) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", fid)}},
-		{"chmod f 0600", func() error { return a.Chmod(f, 0o600) },
-			[]fanotify.Event{fev(unix.FAN_ATTRIB, pid, "", fid)}},
+	expect.FanotifySteps(t, grp, fidGroup, "FAN_REPORT_FID; inode mark on f OPEN|MODIFY|CLOSE_WRITE|ATTRIB", []step{
+		{Did: "open f O_WRONLY", Do: func() (err error) { fd, err = a.Open(f, unix.O_WRONLY, 0); return }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, "", fid)}},
+		{Did: "write 1 byte", Do: func() error { _, err := a.Write(fd, []byte("x")); return err }, Want: []fanotify.Event{fev(unix.FAN_MODIFY, pid, "", fid)}},
+		{Did: "close", Do: func() error { return a.Close(fd) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", fid)}},
+		{Did: "chmod f 0600", Do: func() error { return a.Chmod(f, 0o600) }, Want: []fanotify.Event{fev(unix.FAN_ATTRIB, pid, "", fid)}},
 	})
 }
 
@@ -263,24 +252,19 @@ func fidInodeMark(t *harness.T) {
 // and pid, which fanotify_merge/fanotify_should_merge fold into one event.
 func fidDirent(t *harness.T) {
 	dir := t.Path("d")
-	mkdir(t, dir)
-	fid := fidOf(t, dir)
+	setup.Mkdir(t, dir)
+	fid := expect.FID(t, dir)
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 	mark(t, grp, 0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVE|unix.FAN_ONDIR, dir)
 	f, g, sub := filepath.Join(dir, "f"), filepath.Join(dir, "g"), filepath.Join(dir, "sub")
-	runSteps(t, grp, fidGroup, "FAN_REPORT_FID; inode mark on d CREATE|DELETE|MOVE|ONDIR", []step{
-		{"create d/f", func() error { return a.Touch(f) },
-			[]fanotify.Event{fev(unix.FAN_CREATE, pid, "", fid)}},
-		{"mkdir d/sub", func() error { return a.Mkdir(sub, 0o755) },
-			[]fanotify.Event{fev(unix.FAN_CREATE|unix.FAN_ONDIR, pid, "", fid)}},
-		{"rename d/f d/g", func() error { return a.Rename(f, g) },
-			[]fanotify.Event{fev(unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, pid, "", fid)}},
-		{"unlink d/g", func() error { return a.Unlink(g) },
-			[]fanotify.Event{fev(unix.FAN_DELETE, pid, "", fid)}},
-		{"rmdir d/sub", func() error { return a.Rmdir(sub) },
-			[]fanotify.Event{fev(unix.FAN_DELETE|unix.FAN_ONDIR, pid, "", fid)}},
+	expect.FanotifySteps(t, grp, fidGroup, "FAN_REPORT_FID; inode mark on d CREATE|DELETE|MOVE|ONDIR", []step{
+		{Did: "create d/f", Do: func() error { return a.Touch(f) }, Want: []fanotify.Event{fev(unix.FAN_CREATE, pid, "", fid)}},
+		{Did: "mkdir d/sub", Do: func() error { return a.Mkdir(sub, 0o755) }, Want: []fanotify.Event{fev(unix.FAN_CREATE|unix.FAN_ONDIR, pid, "", fid)}},
+		{Did: "rename d/f d/g", Do: func() error { return a.Rename(f, g) }, Want: []fanotify.Event{fev(unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, pid, "", fid)}},
+		{Did: "unlink d/g", Do: func() error { return a.Unlink(g) }, Want: []fanotify.Event{fev(unix.FAN_DELETE, pid, "", fid)}},
+		{Did: "rmdir d/sub", Do: func() error { return a.Rmdir(sub) }, Want: []fanotify.Event{fev(unix.FAN_DELETE|unix.FAN_ONDIR, pid, "", fid)}},
 	})
 }
 
@@ -300,27 +284,20 @@ func dfidNameFilesystemMark(t *harness.T) {
 		unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVE|unix.FAN_CLOSE|unix.FAN_ONDIR, t.FS().Root)
 	// The handles are taken from the test process (statfs and
 	// name_to_handle_at queue no event); sub's once the actor made it.
-	dirF, dirSub, dirDot := dfidName(t, dir, "f"), dfidName(t, dir, "sub"), dfidName(t, dir, ".")
+	dirF, dirSub, dirDot := expect.DFIDName(t, dir, "f"), expect.DFIDName(t, dir, "sub"), expect.DFIDName(t, dir, ".")
 	setup := "FAN_REPORT_DFID_NAME; filesystem mark CREATE|DELETE|MOVE|CLOSE|ONDIR"
 	var fd int
-	runSteps(t, grp, fidGroup, setup, []step{
-		{"open f O_CREAT|O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return },
-			[]fanotify.Event{fev(unix.FAN_CREATE, pid, "", dirF)}},
-		{"close", func() error { return a.Close(fd) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", dirF)}},
-		{"open the case dir O_DIRECTORY; close", func() error { return openClose(a, dir, unix.O_RDONLY|unix.O_DIRECTORY) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_NOWRITE|unix.FAN_ONDIR, pid, "", dirDot)}},
-		{"mkdir sub", func() error { return a.Mkdir(sub, 0o755) },
-			[]fanotify.Event{fev(unix.FAN_CREATE|unix.FAN_ONDIR, pid, "", dirSub)}},
+	expect.FanotifySteps(t, grp, fidGroup, setup, []step{
+		{Did: "open f O_CREAT|O_WRONLY", Do: func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return }, Want: []fanotify.Event{fev(unix.FAN_CREATE, pid, "", dirF)}},
+		{Did: "close", Do: func() error { return a.Close(fd) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", dirF)}},
+		{Did: "open the case dir O_DIRECTORY; close", Do: func() error { return openClose(a, dir, unix.O_RDONLY|unix.O_DIRECTORY) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_NOWRITE|unix.FAN_ONDIR, pid, "", dirDot)}},
+		{Did: "mkdir sub", Do: func() error { return a.Mkdir(sub, 0o755) }, Want: []fanotify.Event{fev(unix.FAN_CREATE|unix.FAN_ONDIR, pid, "", dirSub)}},
 	})
-	subG := dfidName(t, sub, "g")
-	runSteps(t, grp, fidGroup, setup+"; f and sub made", []step{
-		{"rename f sub/g", func() error { return a.Rename(f, g) },
-			[]fanotify.Event{fev(unix.FAN_MOVED_FROM, pid, "", dirF), fev(unix.FAN_MOVED_TO, pid, "", subG)}},
-		{"unlink sub/g", func() error { return a.Unlink(g) },
-			[]fanotify.Event{fev(unix.FAN_DELETE, pid, "", subG)}},
-		{"rmdir sub", func() error { return a.Rmdir(sub) },
-			[]fanotify.Event{fev(unix.FAN_DELETE|unix.FAN_ONDIR, pid, "", dirSub)}},
+	subG := expect.DFIDName(t, sub, "g")
+	expect.FanotifySteps(t, grp, fidGroup, setup+"; f and sub made", []step{
+		{Did: "rename f sub/g", Do: func() error { return a.Rename(f, g) }, Want: []fanotify.Event{fev(unix.FAN_MOVED_FROM, pid, "", dirF), fev(unix.FAN_MOVED_TO, pid, "", subG)}},
+		{Did: "unlink sub/g", Do: func() error { return a.Unlink(g) }, Want: []fanotify.Event{fev(unix.FAN_DELETE, pid, "", subG)}},
+		{Did: "rmdir sub", Do: func() error { return a.Rmdir(sub) }, Want: []fanotify.Event{fev(unix.FAN_DELETE|unix.FAN_ONDIR, pid, "", dirSub)}},
 	})
 }
 
@@ -335,9 +312,9 @@ func dfidNameFilesystemMark(t *harness.T) {
 // fanotify_user.c copy_info_records (the parent record comes first).
 func dfidNameFidRecords(t *harness.T) {
 	dir := t.Path("d")
-	mkdir(t, dir)
+	setup.Mkdir(t, dir)
 	f := filepath.Join(dir, "f")
-	dirF, dirDot := dfidName(t, dir, "f"), dfidName(t, dir, ".")
+	dirF, dirDot := expect.DFIDName(t, dir, "f"), expect.DFIDName(t, dir, ".")
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID, unix.O_RDONLY)
@@ -345,19 +322,15 @@ func dfidNameFidRecords(t *harness.T) {
 	mark(t, grp, 0, mask, dir)
 	setup := "FAN_REPORT_DFID_NAME|FAN_REPORT_FID; inode mark on d " + fanotify.Mask(mask).String()
 	var fd int
-	runSteps(t, grp, fidGroup, setup, []step{
-		{"open d/f O_CREAT|O_WRONLY", func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return },
-			[]fanotify.Event{fev(unix.FAN_CREATE, pid, "", dirF)}},
-		{"chmod d 0700", func() error { return a.Chmod(dir, 0o700) },
-			[]fanotify.Event{fev(unix.FAN_ATTRIB|unix.FAN_ONDIR, pid, "", dirDot)}},
+	expect.FanotifySteps(t, grp, fidGroup, setup, []step{
+		{Did: "open d/f O_CREAT|O_WRONLY", Do: func() (err error) { fd, err = a.Open(f, unix.O_CREAT|unix.O_WRONLY, 0o644); return }, Want: []fanotify.Event{fev(unix.FAN_CREATE, pid, "", dirF)}},
+		{Did: "chmod d 0700", Do: func() error { return a.Chmod(dir, 0o700) }, Want: []fanotify.Event{fev(unix.FAN_ATTRIB|unix.FAN_ONDIR, pid, "", dirDot)}},
 	})
 	// f's handle once the actor has made it (name_to_handle_at queues nothing).
-	fidF := fidOf(t, f)
-	runSteps(t, grp, fidGroup, setup+"; d/f made and open in the actor", []step{
-		{"close d/f", func() error { return a.Close(fd) },
-			[]fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", dirF, fidF)}},
-		{"chmod d/f 0600", func() error { return a.Chmod(f, 0o600) },
-			[]fanotify.Event{fev(unix.FAN_ATTRIB, pid, "", dirF, fidF)}},
+	fidF := expect.FID(t, f)
+	expect.FanotifySteps(t, grp, fidGroup, setup+"; d/f made and open in the actor", []step{
+		{Did: "close d/f", Do: func() error { return a.Close(fd) }, Want: []fanotify.Event{fev(unix.FAN_CLOSE_WRITE, pid, "", dirF, fidF)}},
+		{Did: "chmod d/f 0600", Do: func() error { return a.Chmod(f, 0o600) }, Want: []fanotify.Event{fev(unix.FAN_ATTRIB, pid, "", dirF, fidF)}},
 	})
 }
 
@@ -369,32 +342,31 @@ func dfidNameFidRecords(t *harness.T) {
 func direntEventsNeedFid(t *harness.T) {
 	dir := t.Dir()
 	legacy := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
-	wantErrno(t, "fd group: inode mark FAN_CREATE", legacy.Add(0, unix.FAN_CREATE, dir), unix.EINVAL)
-	wantMarks(t, legacy, "fd group after the rejected mark", "none")
+	expect.Errno(t, "fd group: inode mark FAN_CREATE", legacy.Add(0, unix.FAN_CREATE, dir), unix.EINVAL)
+	expect.MarkKinds(t, "fd group after the rejected mark", legacy, "none")
 	fid := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
-	wantErrno(t, "FID group: mount mark FAN_CREATE", fid.Add(unix.FAN_MARK_MOUNT, unix.FAN_CREATE, t.FS().Root), unix.EINVAL)
-	wantMarks(t, fid, "FID group after the rejected mount mark", "none")
+	expect.Errno(t, "FID group: mount mark FAN_CREATE", fid.Add(unix.FAN_MARK_MOUNT, unix.FAN_CREATE, t.FS().Root), unix.EINVAL)
+	expect.MarkKinds(t, "FID group after the rejected mount mark", fid, "none")
 	mark(t, fid, 0, unix.FAN_CREATE, dir)
-	wantMarks(t, fid, "FID group after an inode mark FAN_CREATE", "inode")
+	expect.MarkKinds(t, "FID group after an inode mark FAN_CREATE", fid, "inode")
 }
 
 // markOnlydir: fanotify_mark(2) ENOTDIR "flags contains FAN_MARK_ONLYDIR, and
 // dirfd and pathname do not specify a directory".
 func markOnlydir(t *harness.T) {
 	f, d := t.Path("f"), t.Path("d")
-	writeFile(t, f, "")
-	mkdir(t, d)
+	setup.WriteFile(t, f, "")
+	setup.Mkdir(t, d)
 	a := t.Actor()
 	pid := a.Pid()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
-	wantErrno(t, "FAN_MARK_ONLYDIR on a file", grp.Add(unix.FAN_MARK_ONLYDIR, unix.FAN_OPEN, f), unix.ENOTDIR)
-	wantMarks(t, grp, "after the rejected mark", "none")
+	expect.Errno(t, "FAN_MARK_ONLYDIR on a file", grp.Add(unix.FAN_MARK_ONLYDIR, unix.FAN_OPEN, f), unix.ENOTDIR)
+	expect.MarkKinds(t, "after the rejected mark", grp, "none")
 	mark(t, grp, unix.FAN_MARK_ONLYDIR, unix.FAN_OPEN|unix.FAN_ONDIR, d)
-	wantMarks(t, grp, "after FAN_MARK_ONLYDIR on a directory", "inode")
-	runSteps(t, grp, fdGroup, "FAN_MARK_ONLYDIR rejected on f; inode mark on d OPEN|ONDIR", []step{
-		{"open f; close", func() error { return openClose(a, f, unix.O_RDONLY) }, nil},
-		{"open d O_DIRECTORY; close", func() error { return openClose(a, d, unix.O_RDONLY|unix.O_DIRECTORY) },
-			[]fanotify.Event{fev(unix.FAN_OPEN, pid, d)}},
+	expect.MarkKinds(t, "after FAN_MARK_ONLYDIR on a directory", grp, "inode")
+	expect.FanotifySteps(t, grp, fdGroup, "FAN_MARK_ONLYDIR rejected on f; inode mark on d OPEN|ONDIR", []step{
+		{Did: "open f; close", Do: func() error { return openClose(a, f, unix.O_RDONLY) }, Want: nil},
+		{Did: "open d O_DIRECTORY; close", Do: func() error { return openClose(a, d, unix.O_RDONLY|unix.O_DIRECTORY) }, Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, d)}},
 	})
 }
 
@@ -404,7 +376,7 @@ func markOnlydir(t *harness.T) {
 // carries the mark is read back from fdinfo (fs/notify/fdinfo.c prints ino).
 func markDontFollow(t *harness.T) {
 	f, l := t.Path("f"), t.Path("l")
-	writeFile(t, f, "")
+	setup.WriteFile(t, f, "")
 	if err := os.Symlink("f", l); err != nil {
 		t.Fatalf("setup: %v", err)
 	}
@@ -437,8 +409,8 @@ func markDontFollow(t *harness.T) {
 				t.Errorf("marks after fanotify_mark(%s, l): %v, want one inode mark on ino %d (f is %d, l is %d)",
 					fanotify.MarkFlagsString(unix.FAN_MARK_ADD|v.flags), ms, v.ino, stF.Ino, stL.Ino)
 			}
-			runSteps(t, grp, fdGroup, fmt.Sprintf("inode mark FAN_OPEN on symlink l->f with %s", fanotify.MarkFlagsString(unix.FAN_MARK_ADD|v.flags)), []step{
-				{"open l (follows to f); close", func() error { return openClose(a, l, unix.O_RDONLY) }, v.events},
+			expect.FanotifySteps(t, grp, fdGroup, fmt.Sprintf("inode mark FAN_OPEN on symlink l->f with %s", fanotify.MarkFlagsString(unix.FAN_MARK_ADD|v.flags)), []step{
+				{Did: "open l (follows to f); close", Do: func() error { return openClose(a, l, unix.O_RDONLY) }, Want: v.events},
 			})
 		})
 	}
@@ -455,7 +427,7 @@ func markDontFollow(t *harness.T) {
 func markFlush(t *harness.T) {
 	f, g, h := t.Path("f"), t.Path("g"), t.Path("h")
 	for _, p := range []string{f, g, h} {
-		writeFile(t, p, "")
+		setup.WriteFile(t, p, "")
 	}
 	a := t.Actor()
 	pid := a.Pid()
@@ -464,29 +436,29 @@ func markFlush(t *harness.T) {
 	mark(t, grp, 0, unix.FAN_OPEN, g)
 	mark(t, grp, unix.FAN_MARK_MOUNT, unix.FAN_OPEN, t.FS().Root)
 	mark(t, grp, unix.FAN_MARK_FILESYSTEM, unix.FAN_OPEN, t.FS().Root)
-	wantMarks(t, grp, "after marking", "filesystem,inode,inode,mount")
-	wantErrno(t, "FAN_MARK_FLUSH|FAN_MARK_ONLYDIR",
+	expect.MarkKinds(t, "after marking", grp, "filesystem,inode,inode,mount")
+	expect.Errno(t, "FAN_MARK_FLUSH|FAN_MARK_ONLYDIR",
 		grp.Mark(unix.FAN_MARK_FLUSH|unix.FAN_MARK_ONLYDIR, 0, unix.AT_FDCWD, ""), unix.EINVAL)
-	wantMarks(t, grp, "after the rejected flush", "filesystem,inode,inode,mount")
+	expect.MarkKinds(t, "after the rejected flush", grp, "filesystem,inode,inode,mount")
 	flush := func(kind uint) func() error {
 		return func() error { return grp.Mark(unix.FAN_MARK_FLUSH|kind, 0, unix.AT_FDCWD, "") }
 	}
 	open := func(p string) func() error { return func() error { return openClose(a, p, unix.O_RDONLY) } }
 	setup := "inode marks on f and g, mount and filesystem marks, all FAN_OPEN"
-	runSteps(t, grp, fdGroup, setup, []step{
-		{"FAN_MARK_FLUSH|FAN_MARK_FILESYSTEM", flush(unix.FAN_MARK_FILESYSTEM), nil},
-		{"open h; close (mount mark left)", open(h), []fanotify.Event{fev(unix.FAN_OPEN, pid, h)}},
-		{"FAN_MARK_FLUSH|FAN_MARK_MOUNT", flush(unix.FAN_MARK_MOUNT), nil},
-		{"open h; close (no mark left on h)", open(h), nil},
-		{"open f; close (inode mark left)", open(f), []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
+	expect.FanotifySteps(t, grp, fdGroup, setup, []step{
+		{Did: "FAN_MARK_FLUSH|FAN_MARK_FILESYSTEM", Do: flush(unix.FAN_MARK_FILESYSTEM), Want: nil},
+		{Did: "open h; close (mount mark left)", Do: open(h), Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, h)}},
+		{Did: "FAN_MARK_FLUSH|FAN_MARK_MOUNT", Do: flush(unix.FAN_MARK_MOUNT), Want: nil},
+		{Did: "open h; close (no mark left on h)", Do: open(h), Want: nil},
+		{Did: "open f; close (inode mark left)", Do: open(f), Want: []fanotify.Event{fev(unix.FAN_OPEN, pid, f)}},
 	})
-	wantMarks(t, grp, "after flushing filesystem and mount marks", "inode,inode")
-	runSteps(t, grp, fdGroup, setup+"; filesystem and mount marks flushed", []step{
-		{"FAN_MARK_FLUSH", flush(0), nil},
-		{"open f; close", open(f), nil},
-		{"open g; close", open(g), nil},
+	expect.MarkKinds(t, "after flushing filesystem and mount marks", grp, "inode,inode")
+	expect.FanotifySteps(t, grp, fdGroup, setup+"; filesystem and mount marks flushed", []step{
+		{Did: "FAN_MARK_FLUSH", Do: flush(0), Want: nil},
+		{Did: "open f; close", Do: open(f), Want: nil},
+		{Did: "open g; close", Do: open(g), Want: nil},
 	})
-	wantMarks(t, grp, "after flushing inode marks", "none")
+	expect.MarkKinds(t, "after flushing inode marks", grp, "none")
 }
 
 // createNames makes n empty files named n0, n1, ... in dir from the test
@@ -527,10 +499,13 @@ func createEvents(dfid fanotify.Info, pid, n int) []fanotify.Event {
 // own pid.
 func queueOverflow(t *harness.T) {
 	dir := t.Path("q")
-	mkdir(t, dir)
-	dfid := dfidName(t, dir, "")
+	setup.Mkdir(t, dir)
+	dfid := expect.DFIDName(t, dir, "")
 	a := t.Actor()
-	grp, limit := limitedGroup(t, unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME)
+	var grp *fanotify.Group
+	limit := queuelimit.Fanotify.Open(t, func() {
+		grp = t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
+	})
 	mark(t, grp, 0, unix.FAN_CREATE, dir)
 	n := limit + 2
 	createNames(t, dir, n)
@@ -540,40 +515,54 @@ func queueOverflow(t *harness.T) {
 		t.Fatalf("reading events: %v", err)
 	}
 	did := fmt.Sprintf("queue limit %d; FAN_REPORT_DFID_NAME; inode mark on q FAN_CREATE; mknod %d files", limit, n)
-	checkFds(t, did, got, fidGroup)
+	expect.FanotifyFds(t, did, got, fidGroup)
 	expect.Fanotify(t, did, got, want)
 	after := filepath.Join(dir, "after")
-	runSteps(t, grp, fidGroup, "after reading the overflowed queue", []step{
-		{"actor creates q/after", func() error { return a.Touch(after) },
-			[]fanotify.Event{fev(unix.FAN_CREATE, a.Pid(), "", dfidName(t, dir, "after"))}},
+	expect.FanotifySteps(t, grp, fidGroup, "after reading the overflowed queue", []step{
+		{Did: "actor creates q/after", Do: func() error { return a.Touch(after) }, Want: []fanotify.Event{fev(unix.FAN_CREATE, a.Pid(), "", expect.DFIDName(t, dir, "after"))}},
 	})
 }
 
 // unlimitedQueue: fanotify_init(2) FAN_UNLIMITED_QUEUE "Remove the limit on
 // the number of events in the event queue" (fanotify_user.c: max_events =
-// UINT_MAX). The limit a plain group would have plus two events all arrive,
-// without overflow (a limit above fillableLimit is not filled; the case then
-// only shows that fillableLimit+2 events arrive).
+// UINT_MAX). A plain group and an unlimited one are opened together, so both
+// are created under the same system limit (queuelimit lowers a limit too large
+// to fill to 16384 around the two fanotify_init calls only); limit+2 events
+// then overflow the plain group, which shows the limit really applied, and
+// all reach the unlimited group.
 func unlimitedQueue(t *harness.T) {
 	dir := t.Path("q")
-	mkdir(t, dir)
-	dfid := dfidName(t, dir, "")
-	limit, err := fixture.SysctlInt(maxQueuedSysctl)
-	if err != nil {
-		limit = legacyQueueLimit
-	}
-	n := min(limit, fillableLimit) + 2
-	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_UNLIMITED_QUEUE, unix.O_RDONLY)
-	mark(t, grp, 0, unix.FAN_CREATE, dir)
+	setup.Mkdir(t, dir)
+	dfid := expect.DFIDName(t, dir, "")
+	const flags = unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_DFID_NAME
+	var plain, unlimited *fanotify.Group
+	limit := queuelimit.Fanotify.Open(t, func() {
+		plain = t.Fanotify(flags, unix.O_RDONLY)
+		unlimited = t.Fanotify(flags|unix.FAN_UNLIMITED_QUEUE, unix.O_RDONLY)
+	})
+	mark(t, plain, 0, unix.FAN_CREATE, dir)
+	mark(t, unlimited, 0, unix.FAN_CREATE, dir)
+	n := limit + 2
 	createNames(t, dir, n)
-	got, err := grp.Drain()
-	if err != nil {
-		t.Fatalf("reading events: %v", err)
+	all := createEvents(dfid, os.Getpid(), n)
+	did := fmt.Sprintf("queue limit %d; FAN_REPORT_DFID_NAME; inode mark on q FAN_CREATE; mknod %d files", limit, n)
+	groups := []struct {
+		name string
+		g    *fanotify.Group
+		want []fanotify.Event
+	}{
+		{"plain group (the limit applies)", plain, append(all[:limit:limit], fev(unix.FAN_Q_OVERFLOW, 0, ""))},
+		{"FAN_UNLIMITED_QUEUE group", unlimited, all},
 	}
-	did := fmt.Sprintf("FAN_UNLIMITED_QUEUE|FAN_REPORT_DFID_NAME; inode mark on q FAN_CREATE; mknod %d files", n)
-	checkFds(t, did, got, fidGroup)
-	expect.Fanotify(t, did, got, createEvents(dfid, os.Getpid(), n))
-	expectQuiet(t, grp, did)
+	for _, c := range groups {
+		got, err := c.g.Drain()
+		if err != nil {
+			t.Fatalf("%s: reading events: %v", c.name, err)
+		}
+		expect.FanotifyFds(t, did+"; "+c.name, got, fidGroup)
+		expect.Fanotify(t, did+"; "+c.name, got, c.want)
+	}
+	expect.FanotifyQuiet(t, did+"; FAN_UNLIMITED_QUEUE group", unlimited, expect.Quiet)
 }
 
 // openClose opens path in the actor with flags and closes it.
