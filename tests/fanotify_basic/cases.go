@@ -101,7 +101,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name:  "unlimited_queue",
-		Doc:   "FAN_UNLIMITED_QUEUE keeps every event past the default limit and never reports FAN_Q_OVERFLOW",
+		Doc:   "FAN_UNLIMITED_QUEUE keeps every event past the limit a plain group created with it overflows at, and never reports FAN_Q_OVERFLOW",
 		Needs: []*feature.Feature{feature.ReportDFIDName},
 		Run:   unlimitedQueue,
 	},
