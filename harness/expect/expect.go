@@ -7,6 +7,7 @@ package expect
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,8 +65,8 @@ func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("  want: " + list(want) + "\n")
-	b.WriteString("  got:  " + list(got) + "\n")
+	b.WriteString("  want: " + List(want) + "\n")
+	b.WriteString("  got:  " + List(got) + "\n")
 	b.WriteString("  diff (-want +got):\n")
 	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
 		b.WriteString("    " + l + "\n")
@@ -109,7 +110,9 @@ func reportLong[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 	return b.String()
 }
 
-func list[E fmt.Stringer](evs []E) string {
+// List renders an event list the way the reports do: "[0] FAN_OPEN ..." one
+// per line, or "no event".
+func List[E fmt.Stringer](evs []E) string {
 	if len(evs) == 0 {
 		return "no event"
 	}
@@ -137,32 +140,91 @@ func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 	return check(t, did, FanotifyEqual(got, want))
 }
 
-// Quiet is the default window of the "nothing else arrives" checks: long
-// enough for a late event to show on an idle machine, short enough for
-// hundreds of cases. Events a syscall causes are queued before it returns, so
-// this window only guards against events from elsewhere or deferred work.
+// Quiet is the window of the suite's one "quiet" check: after a case's
+// last step, listen on every queue the case reads for this long and fail on
+// anything that arrives. Events a syscall causes are queued before it returns
+// (fsnotify() calls the backend's handler synchronously), so the window only
+// guards against events from elsewhere or deferred work: long enough for a
+// late event to show on an idle machine, short enough for hundreds of cases.
+// Between steps a case does not wait: it drains the queue after the call
+// returned and compares the list (with no event, where none is expected).
 const Quiet = 30 * time.Millisecond
 
-// FanotifyQuiet listens on g for d and fails t if anything arrives.
-func FanotifyQuiet(t TB, did string, g *fanotify.Group, d time.Duration) bool {
-	t.Helper()
-	got, err := g.Collect(d)
-	if err != nil {
-		t.Errorf("%s: reading events: %v", did, err)
-		return false
-	}
-	return Fanotify(t, fmt.Sprintf("%s; then nothing more within %v", did, d), got, nil)
+// Listener is one queue a quiet check listens on (OnFanotify, OnInotify).
+type Listener struct {
+	name    string
+	collect func(d time.Duration) (report string, err error)
 }
 
-// InotifyQuiet listens on in for d and fails t if anything arrives.
+// OnFanotify listens on group g, named name in the report ("" for none).
+// Any permission event that arrives is allowed (and reported), so that no
+// process stays blocked on it.
+func OnFanotify(name string, g *fanotify.Group) Listener {
+	return Listener{name: name, collect: func(d time.Duration) (string, error) {
+		got, err := g.Collect(d)
+		if aerr := g.Answer(got, fanotify.Allow); err == nil {
+			err = aerr
+		}
+		return FanotifyEqual(got, nil), err
+	}}
+}
+
+// OnInotify listens on instance in, named name in the report ("" for none).
+func OnInotify(name string, in *inotify.Instance) Listener {
+	return Listener{name: name, collect: func(d time.Duration) (string, error) {
+		got, err := in.Collect(d)
+		return InotifyEqual(got, nil), err
+	}}
+}
+
+// QuietAll listens on every listener at once for d (one window, not one per
+// queue) and fails t for each queue on which anything arrived.
+func QuietAll(t TB, did string, d time.Duration, ls ...Listener) bool {
+	t.Helper()
+	type result struct {
+		report string
+		err    error
+	}
+	res := make([]result, len(ls))
+	var wg sync.WaitGroup
+	for i, l := range ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].report, res[i].err = l.collect(d)
+		}()
+	}
+	wg.Wait()
+	ok := true
+	for i, l := range ls {
+		what := did
+		if l.name != "" {
+			what += "; " + l.name
+		}
+		if res[i].err != nil {
+			t.Errorf("%s: reading events: %v", what, res[i].err)
+			ok = false
+			continue
+		}
+		if !check(t, fmt.Sprintf("%s; then nothing more within %v", what, d), res[i].report) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// FanotifyQuiet listens on g for d and fails t if anything arrives
+// (QuietAll with one listener).
+func FanotifyQuiet(t TB, did string, g *fanotify.Group, d time.Duration) bool {
+	t.Helper()
+	return QuietAll(t, did, d, OnFanotify("", g))
+}
+
+// InotifyQuiet listens on in for d and fails t if anything arrives
+// (QuietAll with one listener).
 func InotifyQuiet(t TB, did string, in *inotify.Instance, d time.Duration) bool {
 	t.Helper()
-	got, err := in.Collect(d)
-	if err != nil {
-		t.Errorf("%s: reading events: %v", did, err)
-		return false
-	}
-	return Inotify(t, fmt.Sprintf("%s; then nothing more within %v", did, d), got, nil)
+	return QuietAll(t, did, d, OnInotify("", in))
 }
 
 // NormalizeCookies replaces each distinct non-zero cookie by its order of

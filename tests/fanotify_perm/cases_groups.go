@@ -53,24 +53,22 @@ func runGroups(t *harness.T, pcAnswer, cAnswer uint32) {
 
 	p := send(t, a, openOp(f.Path))
 	evPC := readOne(t, pc, did+"; PRE_CONTENT group", want(unix.FAN_OPEN_PERM, a.Pid(), f))
-	quiet(t, c, did+"; CONTENT group before PRE_CONTENT answered")
-	quiet(t, n, did+"; NOTIF group before PRE_CONTENT answered")
+	none(t, c, did+"; CONTENT group before PRE_CONTENT answered")
+	none(t, n, did+"; NOTIF group before PRE_CONTENT answered")
 	stillBlocked(t, p, did)
 	respond(t, pc, evPC, pcAnswer)
 	if pcAnswer == fanotify.Deny {
 		finish(t, p, answerWait, unix.EPERM, did+"; PRE_CONTENT answered FAN_DENY")
-		quiet(t, c, did+"; CONTENT group after PRE_CONTENT denied")
-		quiet(t, n, did+"; NOTIF group after PRE_CONTENT denied")
-		quiet(t, pc, did)
+		quietAll(t, did+"; after PRE_CONTENT denied", pc, c, n)
 		return
 	}
 	evC := readOne(t, c, did+"; CONTENT group after PRE_CONTENT allowed", want(unix.FAN_OPEN_PERM, a.Pid(), f))
-	quiet(t, n, did+"; NOTIF group before CONTENT answered")
+	none(t, n, did+"; NOTIF group before CONTENT answered")
 	stillBlocked(t, p, did+"; CONTENT group not answered yet")
 	respond(t, c, evC, cAnswer)
 	if cAnswer == fanotify.Deny {
 		finish(t, p, answerWait, unix.EPERM, did+"; CONTENT answered FAN_DENY")
-		quiet(t, n, did+"; NOTIF group after CONTENT denied")
+		none(t, n, did+"; NOTIF group after CONTENT denied")
 	} else {
 		finish(t, p, answerWait, 0, did+"; both allowed")
 		got, err := n.Drain()
@@ -79,8 +77,7 @@ func runGroups(t *harness.T, pcAnswer, cAnswer uint32) {
 		}
 		expect.Fanotify(t, did+"; NOTIF group after the open returned", got, []fanotify.Event{want(unix.FAN_OPEN, a.Pid(), f)})
 	}
-	quiet(t, pc, did)
-	quiet(t, c, did)
+	quietAll(t, did, pc, c, n)
 }
 
 // ignoreCases: a mount mark asks for FAN_OPEN_PERM on the whole mount; an
@@ -140,7 +137,7 @@ func runIgnore(t *harness.T, ignore func(*harness.T, *fanotify.Group, *env) stri
 	if hidden {
 		r := noPerm(t, g, p, did+"; actor open(2) d/f")
 		if r.Errno != 0 {
-			t.Errorf("%s: open d/f: %s, want success", did, errnoName(r.Errno))
+			t.Errorf("%s: open d/f: %s, want success", did, expect.ErrnoText(r.Errno))
 		}
 	} else {
 		ev := readOne(t, g, did+"; actor open(2) d/f", want(unix.FAN_OPEN_PERM, a.Pid(), in))
@@ -198,7 +195,7 @@ func runPreAccess(t *harness.T) {
 	po := send(t, a, openOp(f.Path))
 	r := noPerm(t, g, po, did+"; actor open(2)")
 	if r.Errno != 0 {
-		t.Fatalf("%s: actor open: %s", did, errnoName(r.Errno))
+		t.Fatalf("%s: actor open: %s", did, expect.ErrnoText(r.Errno))
 	}
 	fd := r.Fd
 

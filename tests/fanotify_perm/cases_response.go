@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
@@ -62,7 +63,7 @@ var responseCases = []harness.Case{
 			f := e.f("f")
 			mark(t, g, 0, unix.FAN_OPEN_PERM, f.Path)
 			for _, errno := range allowedDenyErrnos {
-				did := fmt.Sprintf("group FAN_CLASS_PRE_CONTENT; inode mark FAN_OPEN_PERM; actor open(2); answer FAN_DENY|errno %s", errnoName(errno))
+				did := fmt.Sprintf("group FAN_CLASS_PRE_CONTENT; inode mark FAN_OPEN_PERM; actor open(2); answer FAN_DENY|errno %s", expect.ErrnoText(errno))
 				p := send(t, e.a(0), openOp(f.Path))
 				ev := readOne(t, g, did, want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
 				respond(t, g, ev, fanotify.DenyErrno(errno))
@@ -210,8 +211,7 @@ var responseCases = []harness.Case{
 			ev := readOne(t, c, b.did+"; pre-content group allowed", want(unix.FAN_OPEN_PERM, e.a(0).Pid(), f))
 			respond(t, c, ev, fanotify.Allow)
 			finish(t, b.p, answerWait, 0, b.did+"; both groups allowed")
-			quiet(t, pc, b.did)
-			quiet(t, c, b.did)
+			quietAll(t, b.did, pc, c)
 		},
 	},
 }

@@ -113,7 +113,7 @@ func runVerdict(t *harness.T, k permKind, m markKind, allow bool) {
 	evs := readEvents(t, g, 1, did)
 	pid := a.Pid()
 	if k.mask == unix.FAN_OPEN_EXEC_PERM {
-		pid = execPid(t, evs[0], a.Pid())
+		pid = execPid(t, a.Pid())
 	}
 	if !expectOne(t, did, evs[0], want(k.mask, pid, f)) {
 		t.FailNow()

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,10 +141,10 @@ func readEvents(t *harness.T, g *fanotify.Group, n int, did string) []fanotify.E
 	t.Helper()
 	evs, err := g.ReadN(n, time.Now().Add(eventWait))
 	if err != nil {
-		t.Fatalf("%s: reading %d event(s): %v; got %s", did, n, err, list(evs))
+		t.Fatalf("%s: reading %d event(s): %v; got %s", did, n, err, expect.List(evs))
 	}
 	if len(evs) != n {
-		t.Fatalf("%s: want %d event(s), got %d: %s", did, n, len(evs), list(evs))
+		t.Fatalf("%s: want %d event(s), got %d: %s", did, n, len(evs), expect.List(evs))
 	}
 	return evs
 }
@@ -156,17 +157,6 @@ func readOne(t *harness.T, g *fanotify.Group, did string, w fanotify.Event) fano
 		t.FailNow()
 	}
 	return ev
-}
-
-func list(evs []fanotify.Event) string {
-	if len(evs) == 0 {
-		return "no event"
-	}
-	var s []string
-	for i, e := range evs {
-		s = append(s, fmt.Sprintf("[%d] %s", i, e))
-	}
-	return strings.Join(s, "; ")
 }
 
 // respond answers a permission event and closes its fd; a refusal fails the case.
@@ -183,7 +173,7 @@ func respondErr(t *harness.T, g *fanotify.Group, fd int32, resp uint32, wantErr 
 	t.Helper()
 	err := g.Respond(fd, resp)
 	if !errors.Is(err, wantErr) {
-		t.Errorf("response {fd %d, %s}: want %s (%s), got %v", fd, responseString(resp), unix.ErrnoName(wantErr), why, errOrNil(err))
+		t.Errorf("response {fd %d, %s}: want %s (%s), got %v", fd, responseString(resp), expect.ErrnoText(wantErr), why, errOrNil(err))
 	}
 }
 
@@ -212,11 +202,7 @@ func responseString(r uint32) string {
 		parts = append(parts, "FAN_INFO")
 	}
 	if e := unix.Errno(r >> unix.FAN_ERRNO_SHIFT); e != 0 {
-		name := unix.ErrnoName(e)
-		if name == "" {
-			name = strconv.Itoa(int(e))
-		}
-		parts = append(parts, "errno "+name)
+		parts = append(parts, "errno "+expect.ErrnoText(e))
 	}
 	if rest := r &^ (0x3 | unix.FAN_AUDIT | unix.FAN_INFO | 0xff<<unix.FAN_ERRNO_SHIFT); rest != 0 {
 		parts = append(parts, fmt.Sprintf("%#x", rest))
@@ -254,7 +240,7 @@ func stillBlocked(t *harness.T, p *actor.Pending, what string) {
 	if errors.Is(err, actor.ErrStillBlocked) {
 		return
 	}
-	t.Fatalf("%s: the actor's call returned (errno %v, %v) although its permission event is not answered", what, errnoName(r.Errno), err)
+	t.Fatalf("%s: the actor's call returned (errno %v, %v) although its permission event is not answered", what, expect.ErrnoText(r.Errno), err)
 }
 
 // finish waits (up to d) for the actor's operation and checks its errno.
@@ -265,38 +251,45 @@ func finish(t *harness.T, p *actor.Pending, d time.Duration, wantErrno unix.Errn
 		t.Fatalf("%s: actor did not return within %v: %v", what, d, err)
 	}
 	if r.Errno != wantErrno {
-		t.Errorf("%s: actor's call returned %s, want %s", what, errnoName(r.Errno), errnoName(wantErrno))
+		t.Errorf("%s: actor's call returned %s, want %s", what, expect.ErrnoText(r.Errno), expect.ErrnoText(wantErrno))
 	}
 	return r
 }
 
-func errnoName(e unix.Errno) string {
-	if e == 0 {
-		return "success"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
-}
-
-// quiet drains g and fails when anything is queued. It is called after the
-// actor's call returned: fsnotify queues an event before the syscall that
-// causes it returns, so a drain then sees everything the call produced.
-// Permission events found are allowed, so no actor stays blocked.
-func quiet(t *harness.T, g *fanotify.Group, did string) {
+// none drains g and fails when anything is queued. It is called after the
+// actor's call returned, or while the actor waits for another group's answer:
+// fsnotify queues an event before the syscall that causes it returns (and a
+// group is asked only after the groups before it answered), so a drain then
+// sees everything there can be. Permission events found are allowed, so no
+// actor stays blocked.
+func none(t *harness.T, g *fanotify.Group, did string) {
 	t.Helper()
 	evs, err := g.Drain()
-	for _, ev := range evs {
-		if ev.IsPermission() {
-			g.Respond(ev.Fd, fanotify.Allow)
-			g.ReleaseFd(ev.Fd)
-		}
+	if aerr := g.Answer(evs, fanotify.Allow); aerr != nil {
+		t.Errorf("%s: %v", did, aerr)
 	}
 	if err != nil {
 		t.Fatalf("%s: drain: %v", did, err)
 	}
 	expect.Fanotify(t, did, evs, nil)
+}
+
+// quiet is a case's final check on g: nothing more arrives within
+// expect.Quiet (the suite's one "quiet"; a permission event that does is
+// allowed and reported).
+func quiet(t *harness.T, g *fanotify.Group, did string) {
+	t.Helper()
+	expect.FanotifyQuiet(t, did, g, expect.Quiet)
+}
+
+// quietAll is quiet on several groups in one window.
+func quietAll(t *harness.T, did string, gs ...*fanotify.Group) {
+	t.Helper()
+	var ls []expect.Listener
+	for _, g := range gs {
+		ls = append(ls, expect.OnFanotify(fanotify.InitFlagsString(g.InitFlags), g))
+	}
+	expect.QuietAll(t, did, expect.Quiet, ls...)
 }
 
 // noPerm checks that the actor's pending operation completes without any
@@ -307,23 +300,16 @@ func noPerm(t *harness.T, g *fanotify.Group, p *actor.Pending, did string) actor
 	t.Helper()
 	r, err := p.Wait(answerWait)
 	if err != nil {
-		evs, _ := g.Drain()
-		for _, ev := range evs {
-			if ev.IsPermission() {
-				g.Respond(ev.Fd, fanotify.Allow)
-				g.ReleaseFd(ev.Fd)
-			}
-		}
-		expect.Fanotify(t, did, evs, nil)
+		none(t, g, did)
 		t.Fatalf("%s: actor blocked for %v: %v", did, answerWait, err)
 	}
-	quiet(t, g, did)
+	none(t, g, did)
 	return r
 }
 
 // parentOf returns the parent pid of pid from /proc/<pid>/status.
-func parentOf(pid int32) (int, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(int(pid)), "status"))
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
@@ -335,24 +321,48 @@ func parentOf(pid int32) (int, error) {
 	return 0, fmt.Errorf("no PPid in status of pid %d", pid)
 }
 
-// execPid is the pid an exec permission event must carry: the actor runs the
-// program in a child (fork, then execve in the child), so the event's pid is
-// a process whose parent is the actor. It reads the event pid's parent while
-// the child is still blocked in execve, and returns the event pid when it is
-// the actor's child, the actor's own pid otherwise (so the comparison fails
-// and shows both).
-func execPid(t *harness.T, ev fanotify.Event, actorPid int) int {
-	t.Helper()
-	pp, err := parentOf(ev.Pid)
+// childrenOf lists the processes whose parent is pid, from /proc. A process
+// that exits while the list is made is left out.
+func childrenOf(pid int) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Errorf("exec event pid %d: %v", ev.Pid, err)
-		return actorPid
+		return nil, fmt.Errorf("list /proc: %w", err)
 	}
-	if pp != actorPid {
-		t.Errorf("exec event pid %d has parent %d, want a child of the actor (pid %d)", ev.Pid, pp, actorPid)
-		return actorPid
+	var kids []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		pp, err := parentOf(n)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH):
+			continue
+		case err != nil:
+			return nil, err
+		case pp == pid:
+			kids = append(kids, n)
+		}
 	}
-	return int(ev.Pid)
+	return kids, nil
+}
+
+// execPid is the pid an exec permission event must carry, found without
+// looking at the event: the actor runs the program in a child (os/exec:
+// clone, then execve in the child), and FAN_OPEN_EXEC_PERM is raised in that
+// child's execve (fs/exec.c do_open_execat -> fsnotify_open_perm), so the
+// pid is that of the actor's one child while the child is still blocked in
+// execve, waiting for the answer.
+func execPid(t *harness.T, actorPid int) int {
+	t.Helper()
+	kids, err := childrenOf(actorPid)
+	if err != nil {
+		t.Fatalf("children of the actor (pid %d): %v", actorPid, err)
+	}
+	if len(kids) != 1 {
+		t.Fatalf("the actor (pid %d) has children %v while its exec waits for an answer, want exactly one", actorPid, kids)
+	}
+	return kids[0]
 }
 
 // expectOne compares one received event with the wanted one.
