@@ -232,8 +232,7 @@ func parentChildTwoInotify(t *harness.T) {
 		both(nil, []inotify.Event{iev(wdF, unix.IN_OPEN, "")}),
 		both([]inotify.Event{iev(wdW, unix.IN_MODIFY, "f")}, []inotify.Event{iev(wdF, unix.IN_MODIFY, "")}),
 		both([]inotify.Event{iev(wdW, unix.IN_CLOSE_WRITE, "f")}, nil))
-	lp.quiet()
-	lc.quiet()
+	e.quiet(lp, lc)
 }
 
 func parentChildOneFanotify(t *harness.T) {
@@ -266,6 +265,5 @@ func parentChildTwoFanotify(t *harness.T) {
 		func() { gp.check(); gc.check(e.fev(unix.FAN_OPEN, rec...)) },
 		func() { gp.check(e.fev(unix.FAN_MODIFY, rec...)); gc.check(e.fev(unix.FAN_MODIFY, rec...)) },
 		func() { gp.check(e.fev(unix.FAN_CLOSE_WRITE, rec...)); gc.check() })
-	gp.quiet()
-	gc.quiet()
+	e.quiet(gp, gc)
 }

@@ -120,7 +120,5 @@ func subdirSbMount(t *harness.T) {
 	wd := l.watch(e.w, unix.IN_OPEN)
 	openDir(func() { l.check(iev(wd, unix.IN_OPEN|unix.IN_ISDIR, "d")) })
 	openFile(func() { l.check(iev(wd, unix.IN_OPEN, "f")) })
-	gs.quiet()
-	gm.quiet()
-	l.quiet()
+	e.quiet(gs, gm, l)
 }

@@ -62,14 +62,8 @@ func (e *env) permOpen(g *fanotify.Group, p string, flags int, resp uint32, want
 
 // answer responds to every permission event in evs and releases its fd.
 func (e *env) answer(g *fanotify.Group, evs []fanotify.Event, resp uint32) {
-	for _, ev := range evs {
-		if !ev.IsPermission() {
-			continue
-		}
-		if err := g.Respond(ev.Fd, resp); err != nil {
-			e.t.Errorf("respond to %v: %v", ev, err)
-		}
-		g.ReleaseFd(ev.Fd)
+	if err := g.Answer(evs, resp); err != nil {
+		e.t.Errorf("%v", err)
 	}
 }
 
@@ -115,10 +109,5 @@ func permViaParent(t *harness.T) {
 	}
 	e.did("mark remove w")
 	e.wantOpened(e.permOpen(g, f, unix.O_RDONLY, 0), f)
-	got, err := g.Collect(quiet)
-	if err != nil {
-		t.Fatalf("collect: %v", err)
-	}
-	e.answer(g, got, fanotify.Allow)
-	expect.Fanotify(t, e.history()+"; then waited "+quiet.String(), got, nil)
+	expect.FanotifyQuiet(t, e.history(), g, expect.Quiet)
 }

@@ -98,6 +98,5 @@ func specialFanotify(t *harness.T, kind uint32, dev int) {
 	e.close(fd)
 	gp.check(e.fev(unix.FAN_CLOSE_WRITE, rec...))
 	gs.check(e.fev(unix.FAN_CLOSE_WRITE, rec...))
-	gp.quiet()
-	gs.quiet()
+	e.quiet(gp, gs)
 }

@@ -239,6 +239,5 @@ func disconnectedFanotify(t *harness.T) {
 		return func() { gp.check(e.fev(mask, rec...)); gs.check(e.fev(mask, rec...)) }
 	}
 	e.writeThrough(f, ev(unix.FAN_OPEN), ev(unix.FAN_MODIFY), ev(unix.FAN_CLOSE_WRITE))
-	gp.quiet()
-	gs.quiet()
+	e.quiet(gp, gs)
 }

@@ -16,12 +16,6 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 )
 
-// quiet is how long a case listens for a late event at its end. Every event
-// checked here is queued before the syscall that caused it returns (fsnotify()
-// calls the backend's handler synchronously), so steps only drain; the final
-// window only guards against an event the kernel should never have made.
-const quiet = expect.Quiet
-
 // pair builds the .inotify and .fanotify variants of one case.
 func pair(name, inDoc string, inRun func(*harness.T), fanDoc string, fanRun func(*harness.T)) []harness.Case {
 	return []harness.Case{
@@ -222,8 +216,22 @@ func (l *inL) check(want ...inotify.Event) {
 }
 
 // quiet checks that nothing at all arrives in the final window.
-func (l *inL) quiet() {
-	expect.InotifyQuiet(l.e.t, l.e.history(), l.in, quiet)
+func (l *inL) quiet() { l.e.quiet(l) }
+
+func (l *inL) listener() expect.Listener { return expect.OnInotify("inotify", l.in) }
+
+// listener is an inotify instance or a fanotify group of the case.
+type listener interface{ listener() expect.Listener }
+
+// quiet is the case's final check: steps only drain (every event checked here
+// is queued before the syscall that caused it returns), then nothing at all
+// may arrive on any of ls within one expect.Quiet window.
+func (e *env) quiet(ls ...listener) {
+	var qs []expect.Listener
+	for _, l := range ls {
+		qs = append(qs, l.listener())
+	}
+	expect.QuietAll(e.t, e.history(), expect.Quiet, qs...)
 }
 
 func iev(wd int32, mask uint32, name string) inotify.Event {
@@ -287,9 +295,9 @@ func (l *fanL) check(want ...fanotify.Event) {
 	expect.Fanotify(l.e.t, l.e.history()+"; checked group "+l.name, got, want)
 }
 
-func (l *fanL) quiet() {
-	expect.FanotifyQuiet(l.e.t, l.e.history()+"; group "+l.name, l.g, quiet)
-}
+func (l *fanL) quiet() { l.e.quiet(l) }
+
+func (l *fanL) listener() expect.Listener { return expect.OnFanotify("group "+l.name, l.g) }
 
 // fev is an event the actor caused, with the given info records.
 func (e *env) fev(mask uint64, info ...fanotify.Info) fanotify.Event {
@@ -297,24 +305,12 @@ func (e *env) fev(mask uint64, info ...fanotify.Info) fanotify.Event {
 }
 
 // dname is the DFID_NAME record of entry name in directory dir.
-func (e *env) dname(dir, name string) fanotify.Info {
-	i, err := fanotify.DFIDNameOf(dir, name)
-	if err != nil {
-		e.t.Fatalf("expected record: %v", err)
-	}
-	return i
-}
+func (e *env) dname(dir, name string) fanotify.Info { return expect.DFIDName(e.t, dir, name) }
 
 // fid is the FID record of p (computed in setup or after the events, never
 // between marking and the operations under test when it could change the
 // dcache state the case is about).
-func (e *env) fid(p string) fanotify.Info {
-	i, err := fanotify.FIDOf(p)
-	if err != nil {
-		e.t.Fatalf("expected record: %v", err)
-	}
-	return i
-}
+func (e *env) fid(p string) fanotify.Info { return expect.FID(e.t, p) }
 
 // child is the pair of records a FAN_REPORT_FID|FAN_REPORT_DFID_NAME group
 // gets for an event on a non-directory with a parent: DFID_NAME(parent, name)
