@@ -31,16 +31,7 @@ type Step[E any] struct {
 // watches in one line for the report.
 func InotifySteps(t FatalTB, in *inotify.Instance, setup string, steps []Step[inotify.Event]) {
 	t.Helper()
-	for _, s := range steps {
-		if err := s.Do(); err != nil {
-			t.Fatalf("%s: %s: %v", setup, s.Did, err)
-		}
-		got, err := in.Drain()
-		if err != nil {
-			t.Fatalf("%s: %s: reading events: %v", setup, s.Did, err)
-		}
-		Inotify(t, setup+"; "+s.Did, got, s.Want)
-	}
+	runSteps(t, setup, steps, in.Drain, func(did string, got, want []inotify.Event) { Inotify(t, did, got, want) })
 	InotifyQuiet(t, setup+"; after the last step", in, Quiet)
 }
 
@@ -49,19 +40,26 @@ func InotifySteps(t FatalTB, in *inotify.Instance, setup string, steps []Step[in
 // fd is checked with FanotifyFds (fid: the group reports FIDs).
 func FanotifySteps(t FatalTB, g *fanotify.Group, fid bool, setup string, steps []Step[fanotify.Event]) {
 	t.Helper()
+	runSteps(t, setup, steps, g.Drain, func(did string, got, want []fanotify.Event) {
+		FanotifyFds(t, did, got, fid)
+		Fanotify(t, did, got, want)
+	})
+	FanotifyQuiet(t, setup+"; after the last step", g, Quiet)
+}
+
+// runSteps performs each step, then drains and compares with compare.
+func runSteps[E any](t FatalTB, setup string, steps []Step[E], drain func() ([]E, error), compare func(did string, got, want []E)) {
+	t.Helper()
 	for _, s := range steps {
 		if err := s.Do(); err != nil {
 			t.Fatalf("%s: %s: %v", setup, s.Did, err)
 		}
-		got, err := g.Drain()
+		got, err := drain()
 		if err != nil {
 			t.Fatalf("%s: %s: reading events: %v", setup, s.Did, err)
 		}
-		did := setup + "; " + s.Did
-		FanotifyFds(t, did, got, fid)
-		Fanotify(t, did, got, s.Want)
+		compare(setup+"; "+s.Did, got, s.Want)
 	}
-	FanotifyQuiet(t, setup+"; after the last step", g, Quiet)
 }
 
 // FanotifyFds checks the metadata fd of each event, which Fanotify does not

@@ -189,8 +189,15 @@ func (g *Group) Check(t TB, name, when string, p Places) bool {
 		return true
 	}
 	t.Errorf("fdinfo marks of group %s %s differ from the model\n  want: %s\n  got:  %s",
-		name, when, strings.Join(want, "\n        "), strings.Join(got, "\n        "))
+		name, when, lines(want), lines(got))
 	return false
+}
+
+func lines(states []string) string {
+	if len(states) == 0 {
+		return "no mark"
+	}
+	return strings.Join(states, "\n        ")
 }
 
 // AllMarks lists the model's marks of every group (a *Marks or a *Group),

@@ -307,41 +307,31 @@ func noPerm(t *harness.T, g *fanotify.Group, p *actor.Pending, did string) actor
 	return r
 }
 
-// parentOf returns the parent pid of pid from /proc/<pid>/status.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, fmt.Errorf("no PPid in status of pid %d", pid)
-}
-
-// childrenOf lists the processes whose parent is pid, from /proc. A process
-// that exits while the list is made is left out.
+// childrenOf lists the processes whose parent is pid (the PPid line of each
+// /proc/<pid>/status). A process that exits while the list is made is left
+// out.
 func childrenOf(pid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
+	paths, err := filepath.Glob("/proc/[0-9]*/status")
 	if err != nil {
 		return nil, fmt.Errorf("list /proc: %w", err)
 	}
 	var kids []int
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			continue
 		}
-		pp, err := parentOf(n)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH):
-			continue
-		case err != nil:
-			return nil, err
-		case pp == pid:
-			kids = append(kids, n)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PPid:"); ok && strings.TrimSpace(v) == strconv.Itoa(pid) {
+				n, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				if err != nil {
+					return nil, fmt.Errorf("pid of %s: %w", p, err)
+				}
+				kids = append(kids, n)
+			}
 		}
 	}
 	return kids, nil
