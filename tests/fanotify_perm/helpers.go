@@ -16,6 +16,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // Time bounds. An expected event, or an actor's return after its event was
@@ -73,19 +74,12 @@ func prepare(t *harness.T, nActors int, entries ...string) *env {
 		p := t.Path(name)
 		switch {
 		case strings.HasSuffix(name, "/"):
-			if err := os.Mkdir(p, 0o755); err != nil {
-				t.Fatalf("setup: %v", err)
-			}
+			setup.Mkdir(t, p)
 			continue
 		case strings.HasSuffix(name, ".sh"):
-			script := fmt.Sprintf("#!/bin/sh\nexit %d\n", scriptStatus)
-			if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
-				t.Fatalf("setup: %v", err)
-			}
+			setup.WriteFileMode(t, p, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", scriptStatus)), 0o755)
 		default:
-			if err := os.WriteFile(p, fileContent, 0o644); err != nil {
-				t.Fatalf("setup: %v", err)
-			}
+			setup.WriteFileMode(t, p, fileContent, 0o644)
 		}
 		e.files[name] = statTarget(t, p)
 	}
@@ -106,10 +100,7 @@ func (e *env) f(name string) target {
 
 func statTarget(t *harness.T, p string) target {
 	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err != nil {
-		t.Fatalf("setup: stat %s: %v", p, err)
-	}
+	st := setup.Stat(t, p)
 	return target{Path: p, Dev: st.Dev, Ino: st.Ino}
 }
 

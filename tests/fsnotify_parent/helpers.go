@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // pair builds the .inotify and .fanotify variants of one case.
@@ -39,9 +39,7 @@ type env struct {
 func newEnv(t *harness.T) *env {
 	e := &env{t: t, root: t.Dir(), w: t.Path("w"), u: t.Path("u")}
 	for _, d := range []string{e.w, e.u} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatalf("setup: mkdir %s: %v", d, err)
-		}
+		setup.Mkdir(t, d)
 	}
 	e.a = t.Actor()
 	return e
@@ -72,20 +70,13 @@ const histLen = 16
 // mark) and stats it so that its dentry is in the dcache.
 func (e *env) file(dir, name, content string) string {
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		e.t.Fatalf("setup: %v", err)
-	}
+	setup.WriteFile(e.t, p, content)
 	e.cache(p)
 	return p
 }
 
 // cache stats p so that its dentry is cached (setup only).
-func (e *env) cache(p string) {
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err != nil {
-		e.t.Fatalf("setup: stat %s: %v", p, err)
-	}
-}
+func (e *env) cache(p string) { setup.Stat(e.t, p) }
 
 // negative looks p up in setup expecting ENOENT, which leaves a negative
 // dentry in the dcache: the children walk skips those (no inode), so a file
