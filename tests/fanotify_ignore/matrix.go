@@ -115,15 +115,21 @@ var controlGroup = len(allKinds)
 func (c combo) plan() []markCall {
 	var calls []markCall
 	for gi := range allKinds {
-		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
-		if c.fl.parentOnChild {
-			calls = append(calls, markCall{group: gi, loc: model.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
-		}
-		calls = append(calls, markCall{group: gi, loc: c.igLoc,
-			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
+		calls = append(calls, c.groupPlan(gi)...)
 	}
 	calls = append(calls, markCall{group: controlGroup, loc: c.evLoc, mask: c.eventMask()})
 	return calls
+}
+
+// groupPlan is the marks of group gi: the event mark, the parent's
+// FAN_EVENT_ON_CHILD where the flavour needs it, then the ignore mark.
+func (c combo) groupPlan(gi int) []markCall {
+	calls := []markCall{{group: gi, loc: c.evLoc, mask: c.eventMask()}}
+	if c.fl.parentOnChild {
+		calls = append(calls, markCall{group: gi, loc: model.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
+	}
+	return append(calls, markCall{group: gi, loc: c.igLoc,
+		flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
 }
 
 // setup describes the marks in one line for failure reports.

@@ -79,12 +79,7 @@ func permCases() []harness.Case {
 func (c permCombo) plan() []markCall {
 	var calls []markCall
 	for gi := range permKinds {
-		calls = append(calls, markCall{group: gi, loc: c.evLoc, mask: c.eventMask()})
-		if c.fl.parentOnChild {
-			calls = append(calls, markCall{group: gi, loc: model.LocParent, mask: unix.FAN_EVENT_ON_CHILD})
-		}
-		calls = append(calls, markCall{group: gi, loc: c.igLoc,
-			flags: c.fl.api | unix.FAN_MARK_IGNORED_SURV_MODIFY, mask: c.ev.bit | c.fl.flags})
+		calls = append(calls, c.groupPlan(gi)...)
 	}
 	return calls
 }
