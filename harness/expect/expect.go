@@ -154,7 +154,9 @@ func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 // guards against events from elsewhere or deferred work: long enough for a
 // late event to show on an idle machine, short enough for hundreds of cases.
 // Between steps a case does not wait: it drains the queue after the call
-// returned and compares the list (with no event, where none is expected).
+// returned and compares the list (with no event, where none is expected);
+// that is a drain, never called "quiet" (so are the final checks of the
+// generated fanotify_ignore and fanotify_modify_clear cases, hundreds of them).
 const Quiet = 30 * time.Millisecond
 
 // Listener is one queue a quiet check listens on (OnFanotify, OnInotify).
