@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/fdpoll"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 )
 
 // Group is one fanotify group (one fanotify_init file descriptor).
@@ -40,7 +41,8 @@ var registry sync.Map // *Group -> struct{}
 func Init(flags, eventFFlags uint) (*Group, error) {
 	fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, eventFFlags)
 	if err != nil {
-		return nil, fmt.Errorf("fanotify_init(%s, %#x): %w", InitFlagsString(flags), eventFFlags, err)
+		call := fmt.Sprintf("fanotify_init(%s, %#x)", InitFlagsString(flags), eventFFlags)
+		return nil, limits.FanotifyInit(call, fmt.Errorf("%s: %w", call, err))
 	}
 	g := &Group{InitFlags: flags, EventFFlags: eventFFlags, fd: fd, heldFds: map[int32]bool{}}
 	registry.Store(g, struct{}{})
@@ -106,7 +108,8 @@ func CloseAll() {
 // Mark calls fanotify_mark(2). dirfd is usually unix.AT_FDCWD.
 func (g *Group) Mark(flags uint, mask uint64, dirfd int, path string) error {
 	if err := unix.FanotifyMark(g.fd, flags, mask, dirfd, path); err != nil {
-		return fmt.Errorf("fanotify_mark(%s, %s, %q): %w", MarkFlagsString(flags), Mask(mask), path, err)
+		call := fmt.Sprintf("fanotify_mark(%s, %s, %q)", MarkFlagsString(flags), Mask(mask), path)
+		return limits.FanotifyMark(call, fmt.Errorf("%s: %w", call, err))
 	}
 	return nil
 }

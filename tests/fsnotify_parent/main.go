@@ -11,16 +11,11 @@
 package main
 
 import (
-	"os"
-
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
 func main() {
-	if os.Getenv(envByHandle) != "" {
-		os.Exit(byHandleMain(os.Args[1:]))
-	}
 	harness.Main(harness.Suite{
 		Name:        "fsnotify_parent",
 		Doc:         "parent/child event delivery: which child events reach a watching parent, with which name, and when not",
