@@ -86,14 +86,14 @@ func (f *Fix) Hint() string {
 // Options are the parsed common flags, visible to suites that need them
 // (perf binaries read Profile through their own flags).
 type Options struct {
-	List     bool
-	Run      string
-	Timeout  time.Duration
-	Format   string
-	Strict   bool
-	Exit     string
-	Verbose  bool
-	runRegex *regexp.Regexp
+	List        bool
+	Run         string
+	Timeout     time.Duration
+	Format      string
+	Strict      bool
+	Exit        string
+	Verbose     bool
+	runRegex    *regexp.Regexp
 	conv        exitcode.Convention
 	noNamespace bool
 }

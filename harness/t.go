@@ -341,6 +341,18 @@ func (t *T) Inotify(flags int) *inotify.Instance {
 	return in
 }
 
+// Judge hands the feature layer an error the case met in its own call to
+// what f covers (an EOPNOTSUPP from a pre-content mark, an EINVAL from
+// FAN_ENABLE_AUDIT): the case skips when f is absent here for a reason that
+// is not a bug (an older release, an unset config option, a missing
+// privilege), and fails otherwise. A nil err does nothing.
+func (t *T) Judge(f *feature.Feature, err error) {
+	t.Helper()
+	if err != nil {
+		t.fatalOrSkip(f.Classify(err))
+	}
+}
+
 // fatalOrSkip stops the case: a skip for an answer the feature layer calls a
 // skip or a reached limit, else a failure.
 func (t *T) fatalOrSkip(err error) {
