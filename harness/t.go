@@ -310,6 +310,16 @@ func (t *T) Actor() *actor.Actor {
 func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 	t.Helper()
 	g, err := fanotify.Init(initFlags, eventFFlags)
+	// At fs.fanotify.max_user_groups: our own background closes, or another
+	// suite's groups, may free some soon. Wait for ours, then retry a while.
+	for wait := 10 * time.Millisecond; err != nil && wait < 2*time.Second; wait *= 2 {
+		if _, ok := limits.As(err); !ok {
+			break
+		}
+		fanotify.WaitClosing()
+		time.Sleep(wait)
+		g, err = fanotify.Init(initFlags, eventFFlags)
+	}
 	if err != nil {
 		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
 			err = feature.Fanotify.Classify(err)

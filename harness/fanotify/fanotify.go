@@ -92,9 +92,35 @@ func (g *Group) CloseAsync() error {
 			return g.Close()
 		}
 	}
-	go g.Close()
-	return nil
+	select {
+	case closeSlots <- struct{}{}:
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			g.Close()
+			<-closeSlots
+		}()
+		return nil
+	default:
+		// Enough closes in flight: each still counts against the user's
+		// fs.fanotify.max_user_groups until it ends, so wait for this one.
+		return g.Close()
+	}
 }
+
+// maxClosing bounds the groups closing in the background: a group counts
+// against fs.fanotify.max_user_groups (128 by default, shared with every
+// other fanotify user of the same uid) until its close has finished.
+const maxClosing = 8
+
+var (
+	closeSlots = make(chan struct{}, maxClosing)
+	closing    sync.WaitGroup
+)
+
+// WaitClosing waits until every background close (CloseAsync) has finished,
+// so the groups they held no longer count against the limit.
+func WaitClosing() { closing.Wait() }
 
 // CloseAll closes every group that is still open in this process. The harness
 // watchdog calls it first on a timeout.
