@@ -309,7 +309,10 @@ func (t *T) Actor() *actor.Actor {
 // been caught by Require of the feature).
 func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 	t.Helper()
-	g, err := fanotify.Init(initFlags, eventFFlags)
+	var g *fanotify.Group
+	var err error
+	create := func() { fixture.Steady(func() { g, err = fanotify.Init(initFlags, eventFFlags) }) }
+	create()
 	// At fs.fanotify.max_user_groups: our own background closes, or another
 	// suite's groups, may free some soon. Wait for ours, then retry a while.
 	for wait := 10 * time.Millisecond; err != nil && wait < 2*time.Second; wait *= 2 {
@@ -318,7 +321,7 @@ func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 		}
 		fanotify.WaitClosing()
 		time.Sleep(wait)
-		g, err = fanotify.Init(initFlags, eventFFlags)
+		create()
 	}
 	if err != nil {
 		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
@@ -340,7 +343,9 @@ func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 // judged as Fanotify's (max_user_instances for EMFILE).
 func (t *T) Inotify(flags int) *inotify.Instance {
 	t.Helper()
-	in, err := inotify.Init(flags)
+	var in *inotify.Instance
+	var err error
+	fixture.Steady(func() { in, err = inotify.Init(flags) })
 	if err != nil {
 		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
 			err = feature.Inotify.Classify(err)
@@ -378,11 +383,10 @@ func (t *T) fatalOrSkip(err error) {
 // calls do nothing). A sysctl that cannot be read or written is an error for
 // the caller to judge (some cases can size down).
 func (t *T) SetSysctl(name, value string) (restore func(), err error) {
-	old, err := fixture.Sysctl(name)
+	// Shared with every other fsnsuite process on the machine: the last
+	// one to let go restores the original (fixture.ChangeSysctl).
+	old, undo, err := fixture.ChangeSysctl(name, value)
 	if err != nil {
-		return func() {}, err
-	}
-	if err := fixture.SetSysctl(name, value); err != nil {
 		return func() {}, err
 	}
 	t.Notef("sysctl %s changed from %s to %s for this case; restored afterwards", name, old, value)
@@ -391,7 +395,7 @@ func (t *T) SetSysctl(name, value string) (restore func(), err error) {
 	restore = func() {
 		once.Do(func() {
 			pendingSysctls.Delete(key)
-			if err := fixture.SetSysctl(name, old); err != nil {
+			if err := undo(); err != nil {
 				t.Errorf("restore: %v", err)
 			}
 		})
