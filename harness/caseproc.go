@@ -41,8 +41,9 @@ type caseProcess struct {
 	w      *tap.Writer
 	status *os.File
 
-	mu      sync.Mutex
-	current *T
+	mu       sync.Mutex
+	stopping bool // the watchdog or a signal owns the output from now on
+	current  *T
 	curIdx  int
 	curIn   instance
 }
@@ -101,6 +102,18 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 // exitcodeBadState is the status of a case process started wrongly (never by a user).
 const exitcodeBadState = 2
 
+// stop claims the output for the watchdog or the signal handler; false when
+// the other one already has it.
+func (p *caseProcess) stop() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return false
+	}
+	p.stopping = true
+	return true
+}
+
 // tell writes one status line for the supervisor.
 func (p *caseProcess) tell(format string, args ...any) {
 	fmt.Fprintf(p.status, format+"\n", args...)
@@ -121,6 +134,9 @@ func (p *caseProcess) onSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	sig := <-sigs
+	if !p.stop() {
+		select {} // the watchdog is ending the process
+	}
 	p.mu.Lock()
 	t, i, in := p.current, p.curIdx, p.curIn
 	p.mu.Unlock()
@@ -130,7 +146,7 @@ func (p *caseProcess) onSignal() {
 	}
 	release()
 	if t != nil {
-		p.writeStopped(t, in, logs, fmt.Sprintf("interrupted by %v; fanotify groups closed, actors killed", sig), tap.Result{OK: false, Name: in.name})
+		p.writeStopped(t, in, logs, fmt.Sprintf("interrupted by %s; fanotify groups closed, actors killed", unix.SignalName(sig.(syscall.Signal))), tap.Result{OK: false, Name: in.name})
 		p.tell("done %d %s", i, outcomeNames[failed])
 	}
 	os.Exit(128 + int(sig.(syscall.Signal)))
@@ -171,9 +187,16 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 	case <-done:
 		p.mu.Lock()
 		p.current = nil
+		stopping := p.stopping
 		p.mu.Unlock()
+		if stopping {
+			select {} // a signal handler is reporting this case and ending the process
+		}
 		return p.report(t, in, nil)
 	case <-expired:
+	}
+	if !p.stop() {
+		select {}
 	}
 	// The watchdog. The case's log is taken before anything is released:
 	// what the case says after its groups are closed under it (a permission

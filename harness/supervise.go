@@ -16,6 +16,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
+	"golang.org/x/sys/unix"
 )
 
 // The supervisor is the process a user (or the runner) starts. It prints the
@@ -95,7 +96,7 @@ func supervise(s *Suite, sel []instance, w *tap.Writer) int {
 			break
 		}
 		if sig != nil {
-			w.Diagf("%s: interrupted by %v; %d case(s) not run", s.Name, sig, len(sel)-end.finished-1)
+			w.Diagf("%s: interrupted by %s; %d case(s) not run", s.Name, unix.SignalName(sig.(syscall.Signal)), len(sel)-end.finished-1)
 			return 128 + int(sig.(syscall.Signal))
 		}
 		if end.complete {
