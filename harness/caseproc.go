@@ -44,8 +44,8 @@ type caseProcess struct {
 	mu       sync.Mutex
 	stopping bool // the watchdog or a signal owns the output from now on
 	current  *T
-	curIdx  int
-	curIn   instance
+	curIdx   int
+	curIn    instance
 }
 
 func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
