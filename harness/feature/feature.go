@@ -239,6 +239,11 @@ func (f *Feature) absent(err error) error {
 		case state != "y" && state != "m":
 			return &Unsupported{Feature: f, Err: err, Why: f.Option + " is not set"}
 		}
+		if errors.Is(err, unix.ENOSYS) {
+			// The kernel has the call; only a seccomp filter (a container
+			// runtime's profile) answers ENOSYS for it then.
+			return &Unsupported{Feature: f, Err: err, Why: fmt.Sprintf("the config sets %s=%s, so a seccomp filter refuses the call", f.Option, state)}
+		}
 		return fmt.Errorf("%s rejected (%s) on kernel %s although its config sets %s=%s: %w",
 			f.Name, errnoName(err), KernelRelease(), f.Option, state, err)
 	}
