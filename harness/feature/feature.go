@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -154,11 +155,27 @@ func (e *Inconclusive) Error() string {
 
 func (e *Inconclusive) Unwrap() error { return e.Err }
 
-// IsSkip reports whether err is an answer that should turn into a skip.
+// LimitReached is a probe stopped by a per-user limit (harness/limits): no
+// answer about the feature, so never cached; a skip naming the limit.
+type LimitReached struct {
+	Feature *Feature
+	Limit   *limits.Error
+}
+
+func (e *LimitReached) Error() string {
+	return fmt.Sprintf("probe of %s: %v", e.Feature.Name, e.Limit)
+}
+
+func (e *LimitReached) Unwrap() error { return e.Limit }
+
+// IsSkip reports whether err is an answer that should turn into a skip: the
+// feature is absent here for a reason that is not a bug, or a per-user limit
+// (harness/limits) stopped the call.
 func IsSkip(err error) bool {
 	var u *Unsupported
 	var p *Unprivileged
-	return errors.As(err, &u) || errors.As(err, &p)
+	_, limited := limits.As(err)
+	return errors.As(err, &u) || errors.As(err, &p) || limited
 }
 
 // probeTries bounds how often an inconclusive probe is tried in one Check.
@@ -190,7 +207,8 @@ func (f *Feature) Check() error {
 		}
 		err = f.classify(f.Probe())
 		var inc *Inconclusive
-		if !errors.As(err, &inc) {
+		var lim *LimitReached
+		if !errors.As(err, &inc) && !errors.As(err, &lim) {
 			f.cached, f.err = true, err
 			return err
 		}
@@ -221,6 +239,11 @@ func (f *Feature) classify(err error) error {
 		return f.absent(err)
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
 		return &Unprivileged{Feature: f, Err: err}
+	}
+	if l, ok := limits.As(err); ok {
+		// Not an answer about f, and not cached: the probe ran into a
+		// per-user limit (another suite may hold the groups).
+		return &LimitReached{Feature: f, Limit: l}
 	}
 	return &Inconclusive{Feature: f, Err: err}
 }
@@ -375,7 +398,7 @@ func probeDir() string {
 func withGroup(flags uint, fn func(fd int) error) error {
 	fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
 	if err != nil {
-		return fmt.Errorf("fanotify_init: %w", err)
+		return limits.FanotifyInit("fanotify_init", fmt.Errorf("fanotify_init: %w", err))
 	}
 	defer unix.Close(fd)
 	if fn == nil {
@@ -388,7 +411,7 @@ func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 	return func() error {
 		return withGroup(initFlags, func(fd int) error {
 			if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, probeDir()); err != nil {
-				return fmt.Errorf("fanotify_mark: %w", err)
+				return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
 			}
 			return nil
 		})
@@ -404,7 +427,7 @@ var (
 		f := NewKconfig("inotify", "CONFIG_INOTIFY_USER", "", func() error {
 			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 			if err != nil {
-				return fmt.Errorf("inotify_init1: %w", err)
+				return limits.InotifyInit("inotify_init1", fmt.Errorf("inotify_init1: %w", err))
 			}
 			return unix.Close(fd)
 		})
