@@ -45,8 +45,9 @@ test: vet unit check
 
 # The built binaries under hostile conditions (root): see harness/hostile.
 # It lowers global limits for a few seconds each and restores them.
+# COND=regex runs only the matching conditions.
 hostile: build
-	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(CURDIR)/$(BIN)
+	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(CURDIR)/$(BIN) $(if $(COND),-cond '$(COND)')
 
 install: build
 	install -d $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/runtest
