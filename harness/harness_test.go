@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -169,6 +170,36 @@ func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
 }
 
+// A case process that ignores SIGTERM is SIGKILLed 2 s (killGrace) after the
+// supervisor passed the signal on; the supervisor then exits 128+SIGTERM.
+func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {
+	requireRoot(t)
+	cmd := exec.Command(harnessBin, "-run", "^ignore_sigterm$", "-timeout", "1m")
+	stderr, err := cmd.StderrPipe()
+	assert.NilError(t, err)
+	assert.NilError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	inner := 0
+	for inner == 0 && sc.Scan() {
+		fmt.Sscanf(sc.Text(), "IGNORING pid=%d", &inner)
+	}
+	assert.Assert(t, inner != 0, "the case never started")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	start := time.Now()
+	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	assert.Assert(t, errors.As(err, &ee), "exit: %v", err)
+	assert.Equal(t, ee.ExitCode(), 128+int(syscall.SIGTERM))
+	assert.Assert(t, took < 3500*time.Millisecond, "SIGTERM to exit took %v, want about 2s", took)
+	assert.Assert(t, !fixture.ProcessAlive(inner), "case process %d outlived its supervisor", inner)
+}
+
 // Bad command lines: one line on stderr pointing at -h, exit 2.
 func TestUsageErrorsAreOneLine(t *testing.T) {
 	for _, args := range [][]string{{"-bogus"}, {"-exit", "bogus"}, {"-timeout", "-1s"}, {"-format", "xml"}, {"stray"}} {
@@ -225,10 +256,10 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var left []string
-		if alive(actorPid) {
+		if fixture.ProcessAlive(actorPid) {
 			left = append(left, fmt.Sprintf("actor pid %d", actorPid))
 		}
-		if alive(innerPid) {
+		if fixture.ProcessAlive(innerPid) {
 			left = append(left, fmt.Sprintf("namespaced pid %d", innerPid))
 		}
 		if _, err := os.Stat(loop); err == nil {
@@ -248,17 +279,4 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

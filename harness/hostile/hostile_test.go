@@ -510,10 +510,10 @@ func conditions(permkill string) []condition {
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
 			deadline := time.Now().Add(2 * time.Second)
-			for alive(blocked) && time.Now().Before(deadline) {
+			for fixture.ProcessAlive(blocked) && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			return want(!alive(blocked), "leftover: pid %d still blocked on its permission event 2s after SIGKILL", blocked)
+			return want(!fixture.ProcessAlive(blocked), "leftover: pid %d still blocked on its permission event 2s after SIGKILL", blocked)
 		}},
 		{name: "two_suites_parallel", run: func(h *h) []string {
 			var wg sync.WaitGroup
@@ -652,7 +652,7 @@ func ours(bin string) map[int]string {
 			continue
 		}
 		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		if err == nil && strings.HasPrefix(exe, bin+"/") && alive(pid) {
+		if err == nil && strings.HasPrefix(exe, bin+"/") && fixture.ProcessAlive(pid) {
 			m[pid] = exe
 		}
 	}
@@ -719,7 +719,7 @@ func leftovers(before state, bin, tmpdir string) []string {
 			if m == nil {
 				continue
 			}
-			if pid, _ := strconv.Atoi(m[1]); !alive(pid) {
+			if pid, _ := strconv.Atoi(m[1]); !fixture.ProcessAlive(pid) {
 				p = append(p, fmt.Sprintf("leftover: %s attached to %s, whose process is gone", dev, back))
 			}
 		}
@@ -745,17 +745,4 @@ func leftovers(before state, bin, tmpdir string) []string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

@@ -6,7 +6,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness"
@@ -57,6 +59,11 @@ func main() {
 				}},
 			{Name: "crash", Doc: "crashes the process from a goroutine of its own", Run: func(t *harness.T) {
 				go func() { panic("harnessbin: deliberate crash") }()
+				select {}
+			}},
+			{Name: "ignore_sigterm", Doc: "ignores SIGTERM and hangs", Run: func(t *harness.T) {
+				signal.Ignore(syscall.SIGTERM)
+				fmt.Fprintf(os.Stderr, "IGNORING pid=%d\n", os.Getpid())
 				select {}
 			}},
 			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
