@@ -131,7 +131,8 @@ func supervise(s *Suite, sel []instance, w *tap.Writer) int {
 // could be started: a skip when the kernel refused the namespace for lack of
 // privilege or support, else broken.
 func reportUnstartable(w *tap.Writer, rest []instance, first int, err error, counts *tally) {
-	cls := (&feature.Feature{Name: "private mount namespace (unshare CLONE_NEWNS)", Kind: feature.Kconfig, Option: "CONFIG_NAMESPACES"}).ClassifyErr(err)
+	cls := (&feature.Feature{Name: "private mount namespace (unshare CLONE_NEWNS)", Kind: feature.Kconfig, Option: "CONFIG_NAMESPACES",
+		Privilege: "CAP_SYS_ADMIN in the current user namespace"}).Classify(err)
 	skip := feature.IsSkip(cls)
 	if !skip {
 		w.Diagf("case process: %v", err)
