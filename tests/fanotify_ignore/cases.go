@@ -228,6 +228,14 @@ func runEvictableEvicted(t *harness.T) {
 
 func runEvictableUpgrade(t *harness.T) {
 	w := newWorld(t)
+	// The file's inode must stay cached throughout, or its evictable mark
+	// could go with it (another run's drop_caches is global): an O_PATH
+	// descriptor taken before any mark pins it and raises no event.
+	pin, err := unix.Open(w.file, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: pin %s: %v", w.file, err)
+	}
+	t.Cleanup(func() { unix.Close(pin) })
 	gi := w.addGroup(kindNotif)
 	ign := uint(unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY)
 	// An evictable ignore mark on the file, then the same without
