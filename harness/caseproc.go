@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
@@ -53,7 +54,7 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	first, err := strconv.Atoi(state)
 	if err != nil || first < 0 || first > len(sel) {
 		fmt.Fprintf(os.Stderr, "%s: case process: bad first case %q\n", s.Name, state)
-		return exitcodeBadState
+		return exitcode.Usage // a case process is never started by hand
 	}
 	// The status pipe must not leak into actors, mkfs or helpers.
 	unix.CloseOnExec(statusFD)
@@ -98,9 +99,6 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	p.tell("end")
 	return 0
 }
-
-// exitcodeBadState is the status of a case process started wrongly (never by a user).
-const exitcodeBadState = 2
 
 // stop claims the output for the watchdog or the signal handler; false when
 // the other one already has it.
