@@ -310,7 +310,10 @@ func writeT(w *tap.Writer, t *T, fsType string) outcome {
 	if t.skipped && Opts.Strict {
 		w.Diagf("strict: skip counted as failure: %s", t.skipReason)
 	}
-	if t.failed && t.fix != nil {
+	switch {
+	case t.failed && t.limited:
+		w.Diag("no kernel HINT: a per-user limit, not the kernel, stopped this case")
+	case t.failed && t.fix != nil:
 		w.Diag(t.fix.Hint())
 	}
 	if len(t.subs) == 0 {

@@ -42,6 +42,7 @@ type T struct {
 	subs       []*T
 	finished   bool
 	frozen     bool // stopped by the watchdog or a signal: its log is closed
+	limited    bool // a failure came from a per-user limit (harness/limits)
 
 	fs  *fixture.FS
 	dir string
@@ -119,10 +120,24 @@ func (t *T) FailNow() {
 }
 
 // Error logs and fails.
-func (t *T) Error(args ...any) { t.Log(args...); t.Fail() }
+func (t *T) Error(args ...any) { t.noteLimit(args); t.Log(args...); t.Fail() }
 
 // Errorf logs and fails.
-func (t *T) Errorf(format string, args ...any) { t.Logf(format, args...); t.Fail() }
+func (t *T) Errorf(format string, args ...any) { t.noteLimit(args); t.Logf(format, args...); t.Fail() }
+
+// noteLimit remembers that a failure came from a per-user limit, so that no
+// kernel HINT is printed for it.
+func (t *T) noteLimit(args []any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			if _, ok := limits.As(err); ok {
+				t.mu.Lock()
+				t.limited = true
+				t.mu.Unlock()
+			}
+		}
+	}
+}
 
 // Fatal logs, fails and stops the case. When an argument is an error that
 // reached a per-user limit (harness/limits), the case is skipped instead,
