@@ -223,6 +223,10 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally) (casePr
 		}
 	}
 	err = cmd.Wait()
+	// A case process killed while it held a changed sysctl: restore it now.
+	if perr := fixture.PruneSysctls(); perr != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", perr)
+	}
 	end.status = "exit status 0"
 	if err != nil {
 		end.status = err.Error()
