@@ -440,7 +440,7 @@ func conditions(permkill string) []condition {
 		// The limits are per user and global: each is lowered for one or two
 		// short cases only, so other fsnotify users on the machine are
 		// refused for a second at most.
-		limit("fs.fanotify.max_user_marks", "1", "fanotify_basic", "fs.fanotify.max_user_marks=1", "-run", "^(inode_mark_dir|mount_mark_scope).tmpfs$"),
+		limit("fs.fanotify.max_user_marks", "0", "fanotify_basic", "fs.fanotify.max_user_marks=0", "-run", "^mount_mark_scope.tmpfs$"),
 		limit("fs.fanotify.max_user_groups", "2", "fanotify_perm", "fs.fanotify.max_user_groups=2", "-run", "^groups_order_allow.tmpfs$"),
 		limit("fs.inotify.max_user_instances", "0", "inotify_basic", "fs.inotify.max_user_instances=0", "-run", "^create_in_dir.tmpfs$"),
 		limit("fs.inotify.max_user_watches", "0", "inotify_basic", "fs.inotify.max_user_watches=0", "-run", "^create_in_dir.tmpfs$"),
