@@ -82,9 +82,9 @@ func InotifyWatch(call string, err error) error {
 
 // Overflow is the sentence for a queue overflow event (FAN_Q_OVERFLOW,
 // IN_Q_OVERFLOW) a case did not provoke: api is "fanotify" or "inotify".
-func Overflow(api string, queued int) string {
+func Overflow(api string, read int) string {
 	name := "fs." + api + ".max_queued_events"
-	return fmt.Sprintf("the event queue overflowed: limit %s=%s reached with %d events queued", name, Value(name), queued)
+	return fmt.Sprintf("the event queue overflowed: limit %s=%s reached (%d events read)", name, Value(name), read)
 }
 
 // As returns the limit behind err, if any.
