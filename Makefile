@@ -3,6 +3,7 @@
 #   make            build every test binary and the runner into bin/ (static)
 #   make check      run the suite (needs root): bin/fsnsuite, results in results/
 #   make test       go vet + unit tests + the suite
+#   make hostile    the binaries under hostile conditions (harness/hostile)
 #   make install    DESTDIR= PREFIX=/usr/local
 #   make clean
 
@@ -22,7 +23,7 @@ GOBUILD := $(GO) build -trimpath -ldflags='-s -w'
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
-.PHONY: all build check test vet unit clean install
+.PHONY: all build check test vet unit clean install hostile
 all: build
 
 build:
@@ -41,6 +42,12 @@ unit:
 	$(GO) test -count=1 ./...
 
 test: vet unit check
+
+# The built binaries under hostile conditions (root): see harness/hostile.
+# It lowers global limits for a few seconds each and restores them.
+# COND=regex runs only the matching conditions.
+hostile: build
+	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(CURDIR)/$(BIN) $(if $(COND),-cond '$(COND)')
 
 install: build
 	install -d $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/runtest

@@ -1,21 +1,25 @@
 // Package harness is the framework every fsnsuite test binary links. A binary
 // declares a Suite (its cases as a table) and calls Main, which parses the
-// command line, checks for root, re-executes itself in a private mount
-// namespace, runs each case on each filesystem with a deadline, and prints TAP
-// (or KTAP) with kselftest (or LTP) exit codes.
+// command line, checks for root, and supervises a case process (the binary
+// re-executed in a private mount namespace, supervise.go) that runs each case
+// on each filesystem with a deadline (caseproc.go); a case that hangs or
+// crashes costs that case only, the next runs in a fresh case process. Output
+// is TAP (or KTAP) with kselftest (or LTP) exit codes (harness/exitcode).
 package harness
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -42,8 +46,8 @@ type Suite struct {
 	// 30s). Perf suites, whose cases bound themselves by a time budget, set
 	// it higher so the full profile is not cut short.
 	Timeout time.Duration
-	// NoNamespace skips the private mount namespace (for binaries that need
-	// none, such as pure API checks). Default false.
+	// NoNamespace runs the case process in the binary's own mount namespace
+	// (for binaries that need none, such as pure API checks). Default false.
 	NoNamespace bool
 }
 
@@ -82,35 +86,25 @@ func (f *Fix) Hint() string {
 // Options are the parsed common flags, visible to suites that need them
 // (perf binaries read Profile through their own flags).
 type Options struct {
-	List     bool
-	Run      string
-	Timeout  time.Duration
-	Format   string
-	Strict   bool
-	Exit     string
-	Verbose  bool
-	runRegex *regexp.Regexp
+	List        bool
+	Run         string
+	Timeout     time.Duration
+	Format      string
+	Strict      bool
+	Exit        string
+	Verbose     bool
+	runRegex    *regexp.Regexp
+	conv        exitcode.Convention
+	noNamespace bool
 }
 
 // Opts holds the options of the running binary once Main has parsed them.
 var Opts Options
 
-// Exit codes.
-const (
-	ksftPass = 0
-	ksftFail = 1
-	ksftSkip = 4
-
-	ltpPass   = 0
-	ltpFail   = 1
-	ltpBroken = 2
-	ltpConf   = 32
-)
-
 func registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&Opts.List, "list", false, "print the case names and exit")
 	fs.StringVar(&Opts.Run, "run", "", "run only cases whose name matches this regular expression")
-	fs.DurationVar(&Opts.Timeout, "timeout", 30*time.Second, "deadline of each case")
+	fs.DurationVar(&Opts.Timeout, "timeout", 30*time.Second, "deadline of each case (0: none)")
 	fs.StringVar(&Opts.Format, "format", envOr("FSNSUITE_FORMAT", "tap13"), "output format: tap13 or ktap")
 	fs.BoolVar(&Opts.Strict, "strict", os.Getenv("FSNSUITE_STRICT") == "1", "treat every skip as a failure")
 	fs.StringVar(&Opts.Exit, "exit", envOr("FSNSUITE_EXIT", "kselftest"), "exit code convention: kselftest or ltp")
@@ -151,17 +145,15 @@ func expand(s *Suite) []instance {
 
 var validName = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)*$`)
 
-// init hands a process started as an actor (a re-exec of the test binary) to
-// the actor loop before the main package builds its case table: an actor
-// needs none of it, and large generated tables would slow every actor start.
-func init() {
-	if actor.IsActor() {
-		os.Exit(actor.Serve())
-	}
-}
+// init hands a process started in a role of a harness package (an actor, a
+// re-execution of the test binary) to that role before the main package builds
+// its case table: an actor needs none of it, and large generated tables would
+// slow every actor start.
+func init() { reexec.Dispatch() }
 
 // Main runs the suite and exits. It never returns.
 func Main(s Suite) {
+	reexec.Dispatch() // roles the test binary registered in its own init
 	os.Exit(run(s, os.Args[1:]))
 }
 
@@ -171,15 +163,24 @@ func run(s Suite, args []string) int {
 	for _, r := range extraFlags {
 		r(fs)
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "%s: %s\n\nusage: %s [flags]\n", s.Name, s.Doc, s.Name)
-		fs.PrintDefaults()
-	}
+	// A bad flag is one line and a pointer to -h, not the whole usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return 0
+			fmt.Fprintf(os.Stderr, "%s: %s\n\nusage: %s [flags]\n", s.Name, s.Doc, s.Name)
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+			return exitcode.Pass
 		}
-		return 2
+		return usageError(s.Name, "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageError(s.Name, "unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if Opts.conv, err = exitcode.Parse(Opts.Exit); err != nil {
+		return usageError(s.Name, "-exit: %v", err)
 	}
 	if s.Timeout > 0 {
 		given := false
@@ -188,16 +189,16 @@ func run(s Suite, args []string) int {
 			Opts.Timeout = s.Timeout
 		}
 	}
-	ltp := Opts.Exit == "ltp"
+	if Opts.Timeout < 0 {
+		return usageError(s.Name, "-timeout %v: a deadline cannot be negative (0 means none)", Opts.Timeout)
+	}
 	format, err := tap.ParseFormat(Opts.Format)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return usageError(s.Name, "-format: %v", err)
 	}
 	if Opts.Run != "" {
 		if Opts.runRegex, err = regexp.Compile(Opts.Run); err != nil {
-			fmt.Fprintf(os.Stderr, "-run: %v\n", err)
-			return 2
+			return usageError(s.Name, "-run: %v", err)
 		}
 	}
 	if s.CaseFunc != nil {
@@ -208,7 +209,7 @@ func run(s Suite, args []string) int {
 	for _, in := range all {
 		if !validName.MatchString(in.name) || seen[in.name] {
 			fmt.Fprintf(os.Stderr, "%s: bad or duplicate case name %q\n", s.Name, in.name)
-			return 2
+			return exitcode.Usage
 		}
 		seen[in.name] = true
 	}
@@ -222,39 +223,32 @@ func run(s Suite, args []string) int {
 		for _, in := range selected {
 			fmt.Println(in.name)
 		}
-		return 0
+		return exitcode.Pass
 	}
 
+	Opts.noNamespace = s.NoNamespace
+	if fixture.InPrivateNamespace() {
+		return runCaseProcess(&s, selected, format)
+	}
+	w := tap.NewWriter(os.Stdout, format)
+	if len(selected) == 0 {
+		w.Version()
+		w.SkipAll(fmt.Sprintf("no case matches -run %s", Opts.Run))
+		return Opts.conv.Skip()
+	}
 	if os.Geteuid() != 0 {
-		w := tap.NewWriter(os.Stdout, format)
 		w.Version()
 		w.SkipAll("requires root")
-		return pick(ltp, ksftSkip, ltpConf)
+		return Opts.conv.Skip()
 	}
-	if !s.NoNamespace && !fixture.InPrivateNamespace() {
-		code, err := fixture.ReexecInPrivateNamespace()
-		if err != nil {
-			w := tap.NewWriter(os.Stdout, format)
-			w.Version()
-			if feature.IsSkip((&feature.Feature{Name: "private mount namespace"}).ClassifyErr(err)) {
-				w.SkipAll(fmt.Sprintf("%v", err))
-				return pick(ltp, ksftSkip, ltpConf)
-			}
-			w.Diagf("%s: %v", s.Name, err)
-			w.Plan(0)
-			return pick(ltp, ksftFail, ltpBroken)
-		}
-		return code
-	}
-	r := newRunner(&s, format, ltp)
-	return r.runAll(selected)
+	return supervise(&s, selected, w)
 }
 
-func pick(ltp bool, ksft, ltpCode int) int {
-	if ltp {
-		return ltpCode
-	}
-	return ksft
+// usageError prints one line about a bad command line and returns the usage
+// status.
+func usageError(name, format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "%s: %s (see -h)\n", name, fmt.Sprintf(format, args...))
+	return exitcode.Usage
 }
 
 // extraFlags lets other packages (harness/perf) add flags before parsing.

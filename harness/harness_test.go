@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -114,7 +115,12 @@ func TestResultsAndExitCodes(t *testing.T) {
 			"    # Subtest: subtests\n    1..2\n    ok 1 one\n    ok 2 two # SKIP reason two\nok 1 subtests\n"}},
 		{"ktap", []string{"-run", "^subtests$", "-format", "ktap"}, 0, []string{
 			"KTAP version 1\n1..1\n", "    KTAP version 1\n    # Subtest: subtests\n    1..2\n"}},
-		{"none_selected", []string{"-run", "^nothing$"}, 4, []string{"1..0\n"}},
+		{"none_selected", []string{"-run", "^nothing$"}, 4, []string{"1..0 # SKIP no case matches -run ^nothing$\n"}},
+		{"all_subtests_skip", []string{"-run", "^all_subtests_skip$"}, 4, []string{"ok 1 all_subtests_skip # SKIP reason one\n"}},
+		{"all_subtests_skip_strict", []string{"-run", "^all_subtests_skip$", "-strict"}, 1, []string{"not ok 1 all_subtests_skip\n"}},
+		{"bad_exit", []string{"-exit", "bogus"}, 2, nil},
+		{"negative_timeout", []string{"-timeout", "-1s"}, 2, nil},
+		{"unknown_flag", []string{"-bogus"}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runBin(t, nil, tc.args...)
@@ -145,18 +151,63 @@ func TestCaseFuncSeesFlags(t *testing.T) {
 	r := runBin(t, nil, "-list")
 	assert.Assert(t, !strings.Contains(r.stdout, "verbose_only"), r.stdout)
 	r = runBin(t, nil, "-list", "-v")
-	assert.Assert(t, is.Contains(r.stdout, "hold.ext4\nverbose_only\n"))
+	assert.Assert(t, is.Contains(r.stdout, "all_subtests_skip\nverbose_only\n"))
 }
 
-// The watchdog reports the case that overran as TIMEOUT, reports the rest as
-// not run, and exits 1 promptly.
-func TestTimeout(t *testing.T) {
+// A hang costs one case: the watchdog reports the case that overran as
+// TIMEOUT with its true deadline, and the next case runs in a fresh case
+// process; a case that crashes its process is reported failed, and the run
+// goes on too.
+func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	requireRoot(t)
-	r := runBin(t, nil, "-run", "^(hang|hold.*)$", "-timeout", "1s")
+	r := runBin(t, nil, "-run", "^(hang|crash|after)$", "-timeout", "500ms")
 	assert.Equal(t, r.code, 1, r.stdout)
-	assert.Assert(t, is.Contains(r.stdout, "not ok 1 hang # TIMEOUT 1 seconds\n"))
-	assert.Assert(t, is.Contains(r.stdout, "ok 2 hold.ext4 # SKIP not run: hang timed out before it\n"))
+	assert.Assert(t, is.Contains(r.stdout, "1..3\n"))
+	assert.Assert(t, is.Contains(r.stdout, "not ok 1 hang # TIMEOUT 0.5 seconds\n"))
+	assert.Assert(t, is.Contains(r.stdout, "# crash: the case process died (exit status 2) while this case ran"))
+	assert.Assert(t, is.Contains(r.stdout, "not ok 2 crash\n"))
+	assert.Assert(t, is.Contains(r.stdout, "ok 3 after\n"))
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
+}
+
+// A case process that ignores SIGTERM is SIGKILLed 2 s (killGrace) after the
+// supervisor passed the signal on; the supervisor then exits 128+SIGTERM.
+func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {
+	requireRoot(t)
+	cmd := exec.Command(harnessBin, "-run", "^ignore_sigterm$", "-timeout", "1m")
+	stderr, err := cmd.StderrPipe()
+	assert.NilError(t, err)
+	assert.NilError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	inner := 0
+	for inner == 0 && sc.Scan() {
+		fmt.Sscanf(sc.Text(), "IGNORING pid=%d", &inner)
+	}
+	assert.Assert(t, inner != 0, "the case never started")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	start := time.Now()
+	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	assert.Assert(t, errors.As(err, &ee), "exit: %v", err)
+	assert.Equal(t, ee.ExitCode(), 128+int(syscall.SIGTERM))
+	assert.Assert(t, took < 3500*time.Millisecond, "SIGTERM to exit took %v, want about 2s", took)
+	assert.Assert(t, !fixture.ProcessAlive(inner), "case process %d outlived its supervisor", inner)
+}
+
+// Bad command lines: one line on stderr pointing at -h, exit 2.
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	for _, args := range [][]string{{"-bogus"}, {"-exit", "bogus"}, {"-timeout", "-1s"}, {"-format", "xml"}, {"stray"}} {
+		r := runBin(t, nil, args...)
+		assert.Equal(t, r.code, 2, "args %v", args)
+		assert.Equal(t, strings.Count(r.stderr, "\n"), 1, "args %v: stderr %q", args, r.stderr)
+		assert.Assert(t, is.Contains(r.stderr, "(see -h)"), "args %v", args)
+	}
 }
 
 // Killing a binary with SIGKILL while it holds a loop-ext4 mount, a temp tree
@@ -205,10 +256,10 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var left []string
-		if alive(actorPid) {
+		if fixture.ProcessAlive(actorPid) {
 			left = append(left, fmt.Sprintf("actor pid %d", actorPid))
 		}
-		if alive(innerPid) {
+		if fixture.ProcessAlive(innerPid) {
 			left = append(left, fmt.Sprintf("namespaced pid %d", innerPid))
 		}
 		if _, err := os.Stat(loop); err == nil {
@@ -228,17 +279,4 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,6 +41,8 @@ type T struct {
 	cleanups   []func()
 	subs       []*T
 	finished   bool
+	frozen     bool // stopped by the watchdog or a signal: its log is closed
+	limited    bool // a failure came from a per-user limit (harness/limits)
 
 	fs  *fixture.FS
 	dir string
@@ -81,7 +84,19 @@ func (t *T) Notef(format string, args ...any) {
 func (t *T) addLog(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.frozen {
+		return
+	}
 	t.logs = append(t.logs, strings.TrimRight(s, "\n"))
+}
+
+// freeze closes the case's log (later lines are dropped: they would describe
+// the harness stopping the case, not the kernel) and returns it.
+func (t *T) freeze() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.frozen = true
+	return append([]string(nil), t.logs...)
 }
 
 // Fail marks the case failed and lets it go on.
@@ -105,16 +120,51 @@ func (t *T) FailNow() {
 }
 
 // Error logs and fails.
-func (t *T) Error(args ...any) { t.Log(args...); t.Fail() }
+func (t *T) Error(args ...any) { t.noteLimit(args); t.Log(args...); t.Fail() }
 
 // Errorf logs and fails.
-func (t *T) Errorf(format string, args ...any) { t.Logf(format, args...); t.Fail() }
+func (t *T) Errorf(format string, args ...any) { t.noteLimit(args); t.Logf(format, args...); t.Fail() }
 
-// Fatal logs, fails and stops the case.
-func (t *T) Fatal(args ...any) { t.Log(args...); t.FailNow() }
+// noteLimit remembers that a failure came from a per-user limit, so that no
+// kernel HINT is printed for it.
+func (t *T) noteLimit(args []any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			if _, ok := limits.As(err); ok {
+				t.mu.Lock()
+				t.limited = true
+				t.mu.Unlock()
+			}
+		}
+	}
+}
 
-// Fatalf logs, fails and stops the case.
-func (t *T) Fatalf(format string, args ...any) { t.Logf(format, args...); t.FailNow() }
+// Fatal logs, fails and stops the case. When an argument is an error that
+// reached a per-user limit (harness/limits), the case is skipped instead,
+// with the message naming the sysctl: the limit refused it, not the kernel.
+func (t *T) Fatal(args ...any) {
+	t.skipOnLimit(args)
+	t.Log(args...)
+	t.FailNow()
+}
+
+// Fatalf logs, fails and stops the case (a skip for a reached limit, as Fatal).
+func (t *T) Fatalf(format string, args ...any) {
+	t.skipOnLimit(args)
+	t.Logf(format, args...)
+	t.FailNow()
+}
+
+// skipOnLimit skips the case when one of args is a reached-limit error.
+func (t *T) skipOnLimit(args []any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			if l, ok := limits.As(err); ok {
+				t.skip(l.Error())
+			}
+		}
+	}
+}
 
 // Skip stops the case as skipped; the arguments are the reason, which is
 // mandatory.
@@ -268,19 +318,31 @@ func (t *T) Actor() *actor.Actor {
 }
 
 // Fanotify opens a fanotify group that is closed when the case ends (or by the
-// watchdog). EPERM and ENOSYS skip the case with the errno and the reason; any
-// other error fails it (an EINVAL for an unknown flag should have been caught
-// by Require of the feature).
+// watchdog). The feature layer judges a refusal: EPERM and ENOSYS skip the
+// case with the errno and the reason; a reached max_user_groups skips naming
+// it; any other error fails it (an EINVAL for an unknown flag should have
+// been caught by Require of the feature).
 func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 	t.Helper()
-	g, err := fanotify.Init(initFlags, eventFFlags)
-	switch {
-	case errors.Is(err, unix.EPERM):
-		t.Skipf("%v (needs CAP_SYS_ADMIN in the initial user namespace; run as real root)", err)
-	case errors.Is(err, unix.ENOSYS):
-		t.Skipf("%v (kernel built without CONFIG_FANOTIFY)", err)
-	case err != nil:
-		t.Fatalf("%v", err)
+	var g *fanotify.Group
+	var err error
+	create := func() { fixture.Steady(func() { g, err = fanotify.Init(initFlags, eventFFlags) }) }
+	create()
+	// At fs.fanotify.max_user_groups: our own background closes, or another
+	// suite's groups, may free some soon. Wait for ours, then retry a while.
+	for wait := 10 * time.Millisecond; err != nil && wait < 2*time.Second; wait *= 2 {
+		if _, ok := limits.As(err); !ok {
+			break
+		}
+		fanotify.WaitClosing()
+		time.Sleep(wait)
+		create()
+	}
+	if err != nil {
+		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
+			err = feature.Fanotify.Classify(err)
+		}
+		t.fatalOrSkip(err)
 	}
 	// Marks go at once; the fd's close (an SRCU grace period) finishes in
 	// the background, so hundreds of small cases do not each wait for it.
@@ -292,45 +354,82 @@ func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 	return g
 }
 
-// Inotify opens an inotify instance closed when the case ends.
+// Inotify opens an inotify instance closed when the case ends. A refusal is
+// judged as Fanotify's (max_user_instances for EMFILE).
 func (t *T) Inotify(flags int) *inotify.Instance {
 	t.Helper()
-	in, err := inotify.Init(flags)
-	switch {
-	case errors.Is(err, unix.ENOSYS):
-		t.Skipf("%v (kernel built without CONFIG_INOTIFY_USER)", err)
-	case errors.Is(err, unix.EMFILE):
-		t.Fatalf("%v (fs.inotify.max_user_instances reached)", err)
-	case err != nil:
-		t.Fatalf("%v", err)
+	var in *inotify.Instance
+	var err error
+	fixture.Steady(func() { in, err = inotify.Init(flags) })
+	if err != nil {
+		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
+			err = feature.Inotify.Classify(err)
+		}
+		t.fatalOrSkip(err)
 	}
 	t.Cleanup(func() { in.Close() })
 	return in
 }
 
-// SetSysctl sets a sysctl (dotted name) for the rest of the case, notes the
-// change, and restores the old value when the case ends. The returned function
-// restores it sooner (later calls do nothing). A sysctl that cannot be read or
-// written is an error for the caller to judge (some cases can size down).
-func (t *T) SetSysctl(name, value string) (restore func(), err error) {
-	old, err := fixture.Sysctl(name)
+// Judge hands the feature layer an error the case met in its own call to
+// what f covers (an EOPNOTSUPP from a pre-content mark, an EINVAL from
+// FAN_ENABLE_AUDIT): the case skips when f is absent here for a reason that
+// is not a bug (an older release, an unset config option, a missing
+// privilege), and fails otherwise. A nil err does nothing.
+func (t *T) Judge(f *feature.Feature, err error) {
+	t.Helper()
 	if err != nil {
-		return func() {}, err
+		t.fatalOrSkip(f.Classify(err))
 	}
-	if err := fixture.SetSysctl(name, value); err != nil {
+}
+
+// fatalOrSkip stops the case: a skip for an answer the feature layer calls a
+// skip or a reached limit, else a failure.
+func (t *T) fatalOrSkip(err error) {
+	if feature.IsSkip(err) {
+		t.Skipf("%v", err)
+	}
+	t.Fatalf("%v", err)
+}
+
+// SetSysctl sets a sysctl (dotted name) for the rest of the case, notes the
+// change, and restores the old value when the case ends (or when the watchdog
+// or a signal stops the case). The returned function restores it sooner (later
+// calls do nothing). A sysctl that cannot be read or written is an error for
+// the caller to judge (some cases can size down).
+func (t *T) SetSysctl(name, value string) (restore func(), err error) {
+	// Shared with every other fsnsuite process on the machine: the last
+	// one to let go restores the original (fixture.ChangeSysctl).
+	old, undo, err := fixture.ChangeSysctl(name, value)
+	if err != nil {
 		return func() {}, err
 	}
 	t.Notef("sysctl %s changed from %s to %s for this case; restored afterwards", name, old, value)
 	var once sync.Once
+	key := new(int)
 	restore = func() {
 		once.Do(func() {
-			if err := fixture.SetSysctl(name, old); err != nil {
+			pendingSysctls.Delete(key)
+			if err := undo(); err != nil {
 				t.Errorf("restore: %v", err)
 			}
 		})
 	}
+	pendingSysctls.Store(key, restore)
 	t.Cleanup(restore)
 	return restore, nil
+}
+
+// pendingSysctls holds the restore function of every sysctl a running case
+// changed, for the watchdog and the signal handler.
+var pendingSysctls sync.Map
+
+// restoreSysctls restores every sysctl a running case changed.
+func restoreSysctls() {
+	pendingSysctls.Range(func(_, v any) bool {
+		v.(func())()
+		return true
+	})
 }
 
 var subName = regexp.MustCompile(`^[a-z0-9_]+$`)

@@ -153,6 +153,14 @@ func (w *Writer) resultLocked(r Result) int {
 	return w.n
 }
 
+// Resume makes the next result number n+1, for a process that continues a
+// stream another process began (the harness's case process after a timeout).
+func (w *Writer) Resume(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n = n
+}
+
 // Count is how many results this block has written.
 func (w *Writer) Count() int {
 	w.mu.Lock()

@@ -1,8 +1,8 @@
 // Package actor runs file operations in another process, so that the events
 // they cause carry a pid other than the test's own and so that an operation
 // blocked on a permission event does not block the listener. An actor is this
-// same test binary re-executed with FSNSUITE_ACTOR=1: harness.Main hands such
-// a process to Serve before doing anything else.
+// same test binary re-executed in the reexec role "actor": the harness's init
+// hands such a process to Serve before the binary builds its case table.
 package actor
 
 import (
@@ -17,14 +17,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"golang.org/x/sys/unix"
 )
 
-// EnvActor marks a process started as an actor.
-const EnvActor = "FSNSUITE_ACTOR"
+// Role is the reexec role of an actor process.
+const Role = "actor"
+
+func init() { reexec.Register(Role, func([]string) int { return Serve() }) }
 
 // IsActor reports whether this process was started as an actor.
-func IsActor() bool { return os.Getenv(EnvActor) == "1" }
+func IsActor() bool { return reexec.Is(Role) }
 
 // Op is one request to an actor.
 type Op struct {
@@ -79,9 +82,7 @@ var (
 
 // Start starts an actor process.
 func Start() (*Actor, error) {
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args[0] = "fsnsuite-actor"
-	cmd.Env = append(os.Environ(), EnvActor+"=1")
+	cmd := reexec.Command(Role, "")
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	in, err := cmd.StdinPipe()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
+	"golang.org/x/sys/unix"
 )
 
 // TB is the part of harness.T (or testing.T) the helpers need.
@@ -144,7 +146,23 @@ func check(t TB, did, r string) bool {
 // describes the setup and the operations in one line.
 func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 	t.Helper()
-	return check(t, did, FanotifyEqual(got, want))
+	r := FanotifyEqual(got, want)
+	if r != "" && countMask(got, func(e fanotify.Event) bool { return uint64(e.Mask)&unix.FAN_Q_OVERFLOW != 0 }) >
+		countMask(want, func(e fanotify.Event) bool { return uint64(e.Mask)&unix.FAN_Q_OVERFLOW != 0 }) {
+		r += "  " + limits.Overflow("fanotify", len(got)) + "\n"
+	}
+	return check(t, did, r)
+}
+
+// countMask counts the events of evs that match.
+func countMask[E any](evs []E, match func(E) bool) int {
+	n := 0
+	for _, e := range evs {
+		if match(e) {
+			n++
+		}
+	}
+	return n
 }
 
 // Quiet is the window of the suite's one "quiet" check: after a case's
@@ -265,5 +283,10 @@ func InotifyEqual(got, want []inotify.Event) string {
 // Inotify fails t with a readable report when got differs from want.
 func Inotify(t TB, did string, got, want []inotify.Event) bool {
 	t.Helper()
-	return check(t, did, InotifyEqual(got, want))
+	r := InotifyEqual(got, want)
+	if r != "" && countMask(got, func(e inotify.Event) bool { return uint32(e.Mask)&unix.IN_Q_OVERFLOW != 0 }) >
+		countMask(want, func(e inotify.Event) bool { return uint32(e.Mask)&unix.IN_Q_OVERFLOW != 0 }) {
+		r += "  " + limits.Overflow("inotify", len(got)) + "\n"
+	}
+	return check(t, did, r)
 }

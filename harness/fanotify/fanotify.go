@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/fdpoll"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 )
 
 // Group is one fanotify group (one fanotify_init file descriptor).
@@ -40,7 +41,8 @@ var registry sync.Map // *Group -> struct{}
 func Init(flags, eventFFlags uint) (*Group, error) {
 	fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, eventFFlags)
 	if err != nil {
-		return nil, fmt.Errorf("fanotify_init(%s, %#x): %w", InitFlagsString(flags), eventFFlags, err)
+		call := fmt.Sprintf("fanotify_init(%s, %#x)", InitFlagsString(flags), eventFFlags)
+		return nil, limits.FanotifyInit(call, fmt.Errorf("%s: %w", call, err))
 	}
 	g := &Group{InitFlags: flags, EventFFlags: eventFFlags, fd: fd, heldFds: map[int32]bool{}}
 	registry.Store(g, struct{}{})
@@ -90,9 +92,35 @@ func (g *Group) CloseAsync() error {
 			return g.Close()
 		}
 	}
-	go g.Close()
-	return nil
+	select {
+	case closeSlots <- struct{}{}:
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			g.Close()
+			<-closeSlots
+		}()
+		return nil
+	default:
+		// Enough closes in flight: each still counts against the user's
+		// fs.fanotify.max_user_groups until it ends, so wait for this one.
+		return g.Close()
+	}
 }
+
+// maxClosing bounds the groups closing in the background: a group counts
+// against fs.fanotify.max_user_groups (128 by default, shared with every
+// other fanotify user of the same uid) until its close has finished.
+const maxClosing = 8
+
+var (
+	closeSlots = make(chan struct{}, maxClosing)
+	closing    sync.WaitGroup
+)
+
+// WaitClosing waits until every background close (CloseAsync) has finished,
+// so the groups they held no longer count against the limit.
+func WaitClosing() { closing.Wait() }
 
 // CloseAll closes every group that is still open in this process. The harness
 // watchdog calls it first on a timeout.
@@ -106,7 +134,8 @@ func CloseAll() {
 // Mark calls fanotify_mark(2). dirfd is usually unix.AT_FDCWD.
 func (g *Group) Mark(flags uint, mask uint64, dirfd int, path string) error {
 	if err := unix.FanotifyMark(g.fd, flags, mask, dirfd, path); err != nil {
-		return fmt.Errorf("fanotify_mark(%s, %s, %q): %w", MarkFlagsString(flags), Mask(mask), path, err)
+		call := fmt.Sprintf("fanotify_mark(%s, %s, %q)", MarkFlagsString(flags), Mask(mask), path)
+		return limits.FanotifyMark(call, fmt.Errorf("%s: %w", call, err))
 	}
 	return nil
 }

@@ -1,82 +1,234 @@
-// Package feature probes the running kernel for fsnotify features, once per
-// process. A probe's answer is one of: supported (nil), *Unsupported (the
-// kernel rejects the flag or call: EINVAL, ENOSYS, EOPNOTSUPP), *Unprivileged
-// (EPERM, EACCES: container, lockdown, LSM, missing capability), or any other
-// error (the probe broke: a failure, never a skip). A feature reported
-// unsupported on a kernel at or above its minimum version is also an error:
-// the kernel should have it, so a skip would hide a regression.
+// Package feature probes the running kernel for fsnotify features and decides
+// what an errno means for a case: every errno-to-skip decision goes through
+// it. A probe's answer is one of: supported (nil), *Unsupported (the kernel
+// rejects the flag or call: EINVAL, ENOSYS, EOPNOTSUPP), *Unprivileged (EPERM,
+// EACCES: container, lockdown, LSM, seccomp, missing capability),
+// *Inconclusive (another errno: retried, never cached, a failure), or the
+// feature is missing where it must be present (a failure). Which refusals are
+// missing-where-present depends on the feature's Kind: a Release feature
+// refused at or above its release; a Kconfig feature refused although the
+// kernel's config sets its option. Conclusive answers are cached per process.
 package feature
 
 import (
+	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"golang.org/x/sys/unix"
+)
+
+// Kind says what a feature's presence depends on, which decides what its
+// absence means.
+type Kind int
+
+const (
+	// Release: every kernel from MinKernel on has it. Absent on an older
+	// kernel: a skip; absent at or above MinKernel: a failure (a regression
+	// a skip would hide).
+	Release Kind = iota
+	// Kconfig: the kernel has it when built with Option (and, when MinKernel
+	// is set, from that release on). Absent: a skip naming the option; a
+	// failure only when the kernel's own config (/proc/config.gz or
+	// /boot/config-<release>) says the option is set.
+	Kconfig
 )
 
 // Feature is one probe-able kernel capability.
 type Feature struct {
 	// Name is what a skip reason calls it, e.g. "FAN_MARK_IGNORE".
 	Name string
-	// MinKernel is the first mainline release that has it ("6.0"), or "" when
-	// availability depends on configuration rather than version.
+	// Kind says whether the release or a config option decides presence.
+	Kind Kind
+	// MinKernel is the first mainline release that has it ("6.0"); "" for
+	// a Kconfig feature as old as the suite's oldest kernel.
 	MinKernel string
+	// Option is the config option of a Kconfig feature ("CONFIG_FANOTIFY").
+	Option string
+	// Privilege is what the kernel checks before it answers (for a skip
+	// reason on EPERM); "" when no capability is needed, so an EPERM comes
+	// from a seccomp filter or an LSM.
+	Privilege string
+	// Requires are features this one cannot be had without; they are
+	// checked first, and a missing one is this feature's answer (so no
+	// order of a Needs list matters).
+	Requires []*Feature
 	// Probe returns nil when supported, or the errno-wrapping error of the
-	// call that proves otherwise.
+	// call that proves otherwise. Nil for a feature only classified (a case
+	// meets the errno in its own call and hands it to Classify).
 	Probe func() error
 
-	once sync.Once
-	err  error
+	mu     sync.Mutex
+	cached bool
+	err    error
 }
 
-// New declares a feature; tests may declare their own besides the ones here.
+var registry []*Feature
+
+// New declares a release-dependent feature (merged in minKernel).
 func New(name, minKernel string, probe func() error) *Feature {
-	return &Feature{Name: name, MinKernel: minKernel, Probe: probe}
+	return register(&Feature{Name: name, Kind: Release, MinKernel: minKernel, Probe: probe, Privilege: capSysAdmin})
+}
+
+// NewKconfig declares a feature that depends on a config option (and on
+// minKernel, when not "").
+func NewKconfig(name, option, minKernel string, probe func() error) *Feature {
+	return register(&Feature{Name: name, Kind: Kconfig, Option: option, MinKernel: minKernel, Probe: probe, Privilege: capSysAdmin})
+}
+
+const capSysAdmin = "CAP_SYS_ADMIN in the initial user namespace"
+
+func register(f *Feature) *Feature {
+	registry = append(registry, f)
+	return f
+}
+
+// All returns every feature declared with New or NewKconfig, in order.
+func All() []*Feature { return append([]*Feature(nil), registry...) }
+
+// needing returns f with requirements (for the declarations below).
+func (f *Feature) needing(fs ...*Feature) *Feature {
+	f.Requires = fs
+	return f
+}
+
+// Describe says what f depends on: "since 5.15", "CONFIG_FANOTIFY".
+func (f *Feature) Describe() string {
+	var p []string
+	if f.Option != "" {
+		p = append(p, f.Option)
+	}
+	if f.MinKernel != "" {
+		p = append(p, "since "+f.MinKernel)
+	}
+	return strings.Join(p, ", ")
 }
 
 // Unsupported means the kernel does not have the feature.
 type Unsupported struct {
 	Feature *Feature
 	Err     error
+	// Why names what is missing: the release or the config option.
+	Why string
 }
 
 func (e *Unsupported) Error() string {
-	s := fmt.Sprintf("%s not supported (%s", e.Feature.Name, errnoName(e.Err))
-	if e.Feature.MinKernel != "" {
-		s += "; needs >= " + e.Feature.MinKernel
-	}
-	return s + ")"
+	return fmt.Sprintf("%s not supported (%s; %s)", e.Feature.Name, errnoName(e.Err), e.Why)
 }
 
 func (e *Unsupported) Unwrap() error { return e.Err }
 
-// Unprivileged means the kernel refused the probe for lack of privilege.
+// Unprivileged means the kernel (or a seccomp filter, an LSM) refused the
+// probe for lack of privilege.
 type Unprivileged struct {
 	Feature *Feature
 	Err     error
 }
 
 func (e *Unprivileged) Error() string {
-	return fmt.Sprintf("%s: %s (needs CAP_SYS_ADMIN in the initial user namespace; run as real root)", e.Feature.Name, errnoName(e.Err))
+	if e.Feature.Privilege == "" {
+		return fmt.Sprintf("%s: %s (refused by a seccomp filter or an LSM: it needs no capability)", e.Feature.Name, errnoName(e.Err))
+	}
+	return fmt.Sprintf("%s: %s (needs %s; run as real root, or a seccomp filter or an LSM refuses it)", e.Feature.Name, errnoName(e.Err), e.Feature.Privilege)
 }
 
 func (e *Unprivileged) Unwrap() error { return e.Err }
 
-// IsSkip reports whether err is an answer that should turn into a skip.
+// Inconclusive is a probe that neither proved nor disproved the feature (an
+// errno that says nothing about it, such as EMFILE or ENOMEM). It is never
+// cached, and it is a failure, not a skip.
+type Inconclusive struct {
+	Feature *Feature
+	Err     error
+}
+
+func (e *Inconclusive) Error() string {
+	return fmt.Sprintf("probe of %s inconclusive after %d tries: %v", e.Feature.Name, probeTries, e.Err)
+}
+
+func (e *Inconclusive) Unwrap() error { return e.Err }
+
+// LimitReached is a probe stopped by a per-user limit (harness/limits): no
+// answer about the feature, so never cached; a skip naming the limit.
+type LimitReached struct {
+	Feature *Feature
+	Limit   *limits.Error
+}
+
+func (e *LimitReached) Error() string {
+	return fmt.Sprintf("probe of %s: %v", e.Feature.Name, e.Limit)
+}
+
+func (e *LimitReached) Unwrap() error { return e.Limit }
+
+// IsSkip reports whether err is an answer that should turn into a skip: the
+// feature is absent here for a reason that is not a bug, or a per-user limit
+// (harness/limits) stopped the call.
 func IsSkip(err error) bool {
 	var u *Unsupported
 	var p *Unprivileged
-	return errors.As(err, &u) || errors.As(err, &p)
+	_, limited := limits.As(err)
+	return errors.As(err, &u) || errors.As(err, &p) || limited
 }
 
-// Check runs the probe the first time and returns its cached classification.
+// probeTries bounds how often an inconclusive probe is tried in one Check.
+const probeTries = 3
+
+// Check returns the feature's answer: nil (supported), *Unsupported or
+// *Unprivileged (skips), or another error (a failure: the feature is missing
+// where it must be present, or the probe is inconclusive). Conclusive answers
+// are cached; an inconclusive probe is tried again (a few times, and again
+// on the next Check).
 func (f *Feature) Check() error {
-	f.once.Do(func() { f.err = f.classify(f.Probe()) })
-	return f.err
+	for _, r := range f.Requires {
+		if err := r.Check(); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cached {
+		return f.err
+	}
+	if f.Probe == nil {
+		return nil // a classify-only feature is present until a case proves otherwise
+	}
+	var err error
+	for try := 0; try < probeTries; try++ {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+		}
+		err = f.classify(f.Probe())
+		var inc *Inconclusive
+		var lim *LimitReached
+		if !errors.As(err, &inc) && !errors.As(err, &lim) {
+			f.cached, f.err = true, err
+			return err
+		}
+	}
+	return err
 }
+
+// Classify applies f's rules to an error a case met in its own call (an
+// EOPNOTSUPP from a mark that f covers): requirements first, then the errno.
+func (f *Feature) Classify(err error) error {
+	for _, r := range f.Requires {
+		if rerr := r.Check(); rerr != nil {
+			return rerr
+		}
+	}
+	return f.classify(err)
+}
+
+// ClassifyErr is Classify (kept for callers of the earlier name).
+func (f *Feature) ClassifyErr(err error) error { return f.Classify(err) }
 
 func (f *Feature) classify(err error) error {
 	if err == nil {
@@ -84,20 +236,91 @@ func (f *Feature) classify(err error) error {
 	}
 	switch {
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
-		if f.MinKernel != "" && KernelAtLeast(f.MinKernel) {
-			return fmt.Errorf("%s rejected (%s) on kernel %s, which is >= %s where it was merged: %w",
-				f.Name, errnoName(err), KernelRelease(), f.MinKernel, err)
-		}
-		return &Unsupported{Feature: f, Err: err}
+		return f.absent(err)
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
 		return &Unprivileged{Feature: f, Err: err}
 	}
-	return fmt.Errorf("probe of %s failed: %w", f.Name, err)
+	if l, ok := limits.As(err); ok {
+		// Not an answer about f, and not cached: the probe ran into a
+		// per-user limit (another suite may hold the groups).
+		return &LimitReached{Feature: f, Limit: l}
+	}
+	return &Inconclusive{Feature: f, Err: err}
 }
 
-// ClassifyErr applies a feature's rules to an error met outside its probe (for
-// example an EPERM from the real fanotify_init of a test).
-func (f *Feature) ClassifyErr(err error) error { return f.classify(err) }
+// absent decides what the kernel's refusal of f means, by f's kind.
+func (f *Feature) absent(err error) error {
+	tooOld := f.MinKernel != "" && !KernelAtLeast(f.MinKernel)
+	if tooOld {
+		return &Unsupported{Feature: f, Err: err, Why: "needs >= " + f.MinKernel}
+	}
+	if f.Kind == Kconfig {
+		state, known := KconfigValue(f.Option)
+		switch {
+		case !known:
+			return &Unsupported{Feature: f, Err: err, Why: "needs " + f.Option + "; this kernel's config is not readable"}
+		case state != "y" && state != "m":
+			return &Unsupported{Feature: f, Err: err, Why: f.Option + " is not set"}
+		}
+		if errors.Is(err, unix.ENOSYS) {
+			// The kernel has the call; only a seccomp filter (a container
+			// runtime's profile) answers ENOSYS for it then.
+			return &Unsupported{Feature: f, Err: err, Why: fmt.Sprintf("the config sets %s=%s, so a seccomp filter refuses the call", f.Option, state)}
+		}
+		return fmt.Errorf("%s rejected (%s) on kernel %s although its config sets %s=%s: %w",
+			f.Name, errnoName(err), KernelRelease(), f.Option, state, err)
+	}
+	if f.MinKernel == "" {
+		return &Unsupported{Feature: f, Err: err, Why: "not in this kernel"}
+	}
+	return fmt.Errorf("%s rejected (%s) on kernel %s, which is >= %s where it was merged: %w",
+		f.Name, errnoName(err), KernelRelease(), f.MinKernel, err)
+}
+
+var (
+	kconfigOnce sync.Once
+	kconfig     map[string]string
+)
+
+// KconfigValue returns a config option's value in the running kernel's
+// config ("y", "m", "" when unset) and whether a config could be read
+// (/proc/config.gz, then /boot/config-<release>).
+func KconfigValue(option string) (string, bool) {
+	kconfigOnce.Do(func() { kconfig = readKconfig() })
+	if kconfig == nil {
+		return "", false
+	}
+	return kconfig[option], true
+}
+
+func readKconfig() map[string]string {
+	var r io.Reader
+	if f, err := os.Open("/proc/config.gz"); err == nil {
+		defer f.Close()
+		if z, err := gzip.NewReader(f); err == nil {
+			r = z
+		}
+	}
+	if r == nil {
+		f, err := os.Open("/boot/config-" + KernelRelease())
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		r = f
+	}
+	m := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(k, "CONFIG_") {
+			m[k] = v
+		}
+	}
+	if sc.Err() != nil {
+		return nil
+	}
+	return m
+}
 
 func errnoName(err error) string {
 	var e unix.Errno
@@ -175,7 +398,7 @@ func probeDir() string {
 func withGroup(flags uint, fn func(fd int) error) error {
 	fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
 	if err != nil {
-		return fmt.Errorf("fanotify_init: %w", err)
+		return limits.FanotifyInit("fanotify_init", fmt.Errorf("fanotify_init: %w", err))
 	}
 	defer unix.Close(fd)
 	if fn == nil {
@@ -188,7 +411,7 @@ func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 	return func() error {
 		return withGroup(initFlags, func(fd int) error {
 			if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, probeDir()); err != nil {
-				return fmt.Errorf("fanotify_mark: %w", err)
+				return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
 			}
 			return nil
 		})
@@ -197,37 +420,50 @@ func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 
 func initProbe(flags uint) func() error { return func() error { return withGroup(flags, nil) } }
 
-// The features the suite uses. Versions are the mainline releases that merged them.
+// The features the suite uses. Versions are the mainline releases that merged
+// them; options the config symbols they depend on (fs/notify/*/Kconfig).
 var (
-	Inotify = New("inotify", "", func() error {
-		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-		if err != nil {
-			return fmt.Errorf("inotify_init1: %w", err)
-		}
-		return unix.Close(fd)
-	})
-	Fanotify     = New("fanotify", "", initProbe(unix.FAN_CLASS_NOTIF))
-	FanotifyPerm = New("fanotify permission events (FAN_CLASS_CONTENT, FAN_OPEN_PERM)", "",
-		markProbe(unix.FAN_CLASS_CONTENT, 0, unix.FAN_OPEN_PERM))
-	OpenExec        = New("FAN_OPEN_EXEC", "5.0", markProbe(unix.FAN_CLASS_NOTIF, 0, unix.FAN_OPEN_EXEC))
-	OpenExecPerm    = New("FAN_OPEN_EXEC_PERM", "5.0", markProbe(unix.FAN_CLASS_CONTENT, 0, unix.FAN_OPEN_EXEC_PERM))
-	MarkFilesystem  = New("FAN_MARK_FILESYSTEM", "4.20", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_FILESYSTEM, unix.FAN_OPEN))
-	ReportFID       = New("FAN_REPORT_FID", "5.1", initProbe(unix.FAN_REPORT_FID))
-	ReportDFIDName  = New("FAN_REPORT_DFID_NAME", "5.9", initProbe(unix.FAN_REPORT_DFID_NAME))
-	ReportTargetFID = New("FAN_REPORT_TARGET_FID", "5.17", initProbe(unix.FAN_REPORT_DFID_NAME_TARGET))
-	ReportPidfd     = New("FAN_REPORT_PIDFD", "5.15", initProbe(unix.FAN_REPORT_PIDFD))
-	ReportMnt       = New("FAN_REPORT_MNT", "6.14", initProbe(unix.FAN_REPORT_MNT))
-	RenameEvent     = New("FAN_RENAME", "5.17", markProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME))
-	MarkEvictable   = New("FAN_MARK_EVICTABLE", "5.19", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_EVICTABLE, unix.FAN_OPEN))
+	Inotify = func() *Feature {
+		f := NewKconfig("inotify", "CONFIG_INOTIFY_USER", "", func() error {
+			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			if err != nil {
+				return limits.InotifyInit("inotify_init1", fmt.Errorf("inotify_init1: %w", err))
+			}
+			return unix.Close(fd)
+		})
+		f.Privilege = "" // inotify_init1(2) checks no capability
+		return f
+	}()
+	Fanotify     = NewKconfig("fanotify", "CONFIG_FANOTIFY", "", initProbe(unix.FAN_CLASS_NOTIF))
+	FanotifyPerm = NewKconfig("fanotify permission events (FAN_CLASS_CONTENT, FAN_OPEN_PERM)", "CONFIG_FANOTIFY_ACCESS_PERMISSIONS", "",
+		markProbe(unix.FAN_CLASS_CONTENT, 0, unix.FAN_OPEN_PERM)).needing(Fanotify)
+	OpenExec        = New("FAN_OPEN_EXEC", "5.0", markProbe(unix.FAN_CLASS_NOTIF, 0, unix.FAN_OPEN_EXEC)).needing(Fanotify)
+	OpenExecPerm    = New("FAN_OPEN_EXEC_PERM", "5.0", markProbe(unix.FAN_CLASS_CONTENT, 0, unix.FAN_OPEN_EXEC_PERM)).needing(FanotifyPerm)
+	MarkFilesystem  = New("FAN_MARK_FILESYSTEM", "4.20", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_FILESYSTEM, unix.FAN_OPEN)).needing(Fanotify)
+	ReportFID       = New("FAN_REPORT_FID", "5.1", initProbe(unix.FAN_REPORT_FID)).needing(Fanotify)
+	ReportDFIDName  = New("FAN_REPORT_DFID_NAME", "5.9", initProbe(unix.FAN_REPORT_DFID_NAME)).needing(Fanotify)
+	ReportTargetFID = New("FAN_REPORT_TARGET_FID", "5.17", initProbe(unix.FAN_REPORT_DFID_NAME_TARGET)).needing(Fanotify)
+	ReportPidfd     = New("FAN_REPORT_PIDFD", "5.15", initProbe(unix.FAN_REPORT_PIDFD)).needing(Fanotify)
+	ReportMnt       = New("FAN_REPORT_MNT", "6.14", initProbe(unix.FAN_REPORT_MNT)).needing(Fanotify)
+	RenameEvent     = New("FAN_RENAME", "5.17", markProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)).needing(Fanotify)
+	MarkEvictable   = New("FAN_MARK_EVICTABLE", "5.19", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_EVICTABLE, unix.FAN_OPEN)).needing(Fanotify)
 	// FAN_MARK_IGNORE on a directory needs FAN_MARK_IGNORED_SURV_MODIFY, or EISDIR.
 	MarkIgnore = New("FAN_MARK_IGNORE", "6.0",
-		markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_IGNORE|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN))
-	EnableAudit = New("FAN_ENABLE_AUDIT", "4.15", initProbe(unix.FAN_CLASS_CONTENT|unix.FAN_ENABLE_AUDIT))
+		markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_IGNORE|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN)).needing(Fanotify)
+	// EnableAudit: FAN_ENABLE_AUDIT (4.15) is refused with EINVAL by a
+	// kernel built without CONFIG_AUDITSYSCALL (fanotify_user.c
+	// fanotify_init), and with EPERM without CAP_AUDIT_WRITE.
+	EnableAudit = func() *Feature {
+		f := NewKconfig("FAN_ENABLE_AUDIT", "CONFIG_AUDITSYSCALL", "4.15", initProbe(unix.FAN_CLASS_NOTIF|unix.FAN_ENABLE_AUDIT)).needing(Fanotify)
+		f.Privilege = "CAP_AUDIT_WRITE"
+		return f
+	}()
 	// PreContent: the pre-content events (FAN_PRE_ACCESS) and FAN_DENY_ERRNO
-	// responses, both 6.14. Removing a FAN_PRE_ACCESS mark that does not exist
-	// answers ENOENT from a kernel that knows the event and EINVAL from one
-	// that does not, whatever the filesystem: whether a filesystem allows
-	// pre-content marks (SB_I_ALLOW_HSM) is a separate question.
+	// responses, both 6.14, built under CONFIG_FANOTIFY_ACCESS_PERMISSIONS.
+	// Removing a FAN_PRE_ACCESS mark that does not exist answers ENOENT from
+	// a kernel that knows the event and EINVAL from one that does not,
+	// whatever the filesystem: whether a filesystem allows pre-content marks
+	// (SB_I_ALLOW_HSM) is PreContentOn's question.
 	PreContent = New("pre-content events and FAN_DENY_ERRNO (FAN_PRE_ACCESS)", "6.14", func() error {
 		return withGroup(unix.FAN_CLASS_PRE_CONTENT, func(fd int) error {
 			err := unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/")
@@ -239,5 +475,33 @@ var (
 			}
 			return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
 		})
-	})
+	}).needing(FanotifyPerm)
+)
+
+// preContentFS are the filesystems that allow pre-content marks, with the
+// release that made them do so: "fs: enable pre-content events on supported
+// file systems" (6.14) sets SB_I_ALLOW_HSM for ext4, xfs and btrfs;
+// fanotify_user.c fanotify_events_supported() answers EOPNOTSUPP for any
+// other superblock (tmpfs by design).
+var preContentFS = map[string]string{"ext4": "6.14", "xfs": "6.14", "btrfs": "6.14"}
+
+// PreContentOn is "a pre-content mark on filesystem typ is accepted", for a
+// case to Classify the errno of its own FAN_PRE_ACCESS mark with: on a
+// filesystem that has allowed them since a release, an EOPNOTSUPP at or
+// above it is a failure; elsewhere it is a skip.
+func PreContentOn(typ string) *Feature {
+	preContentOnMu.Lock()
+	defer preContentOnMu.Unlock()
+	if f, ok := preContentOn[typ]; ok {
+		return f
+	}
+	f := &Feature{Name: "pre-content marks on " + typ + " (SB_I_ALLOW_HSM)", Kind: Release, MinKernel: preContentFS[typ],
+		Privilege: capSysAdmin, Requires: []*Feature{PreContent}}
+	preContentOn[typ] = f
+	return f
+}
+
+var (
+	preContentOnMu sync.Mutex
+	preContentOn   = map[string]*Feature{}
 )

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/fdpoll"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 )
 
 // Mask is an inotify event mask that prints symbolically (IN_CREATE|IN_ISDIR).
@@ -94,7 +95,8 @@ type Instance struct {
 func Init(flags int) (*Instance, error) {
 	fd, err := unix.InotifyInit1(flags | unix.IN_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("inotify_init1(%#x): %w", flags, err)
+		call := fmt.Sprintf("inotify_init1(%#x)", flags)
+		return nil, limits.InotifyInit(call, fmt.Errorf("%s: %w", call, err))
 	}
 	return &Instance{fd: fd}, nil
 }
@@ -118,7 +120,8 @@ func (in *Instance) Close() error {
 func (in *Instance) AddWatch(path string, mask uint32) (int32, error) {
 	wd, err := unix.InotifyAddWatch(in.fd, path, mask)
 	if err != nil {
-		return -1, fmt.Errorf("inotify_add_watch(%q, %s): %w", path, Mask(mask), err)
+		call := fmt.Sprintf("inotify_add_watch(%q, %s)", path, Mask(mask))
+		return -1, limits.InotifyWatch(call, fmt.Errorf("%s: %w", call, err))
 	}
 	return int32(wd), nil
 }

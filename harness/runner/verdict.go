@@ -5,16 +5,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
-// Exit statuses of the binaries (and of the runner), by convention.
+// Exit statuses of the binaries (and of the runner), by convention: the one
+// table is harness/exitcode.
 const (
-	exitPass      = 0
-	exitFail      = 1
-	exitLTPBroken = 2
-	exitKselfSkip = 4
-	exitLTPSkip   = 32
+	exitPass      = exitcode.Pass
+	exitFail      = exitcode.Fail
+	exitLTPBroken = exitcode.LTPBroken
+	exitKselfSkip = exitcode.KselftestSkip
+	exitLTPSkip   = exitcode.LTPSkip
 )
 
 // stderrTail is how many stderr lines a failing binary's result quotes.

@@ -14,6 +14,6 @@ func main() {
 		Doc:         "fanotify(7) inode/mount/filesystem marks, FID records, mark flags and queue overflow",
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       cases,
+		Cases:       append(cases, featuresCase),
 	})
 }

@@ -154,6 +154,22 @@ func runEvictableEvicted(t *harness.T) {
 	w := newWorld(t)
 	// The empty file: no page cache to keep its inode off the LRU.
 	w.file = w.empty
+	// Pin the inode until the first open is checked: vm.drop_caches is
+	// global, and another run's (or another case's) write to it must not
+	// evict the inode, and its evictable mark, before this case asks for
+	// it. The O_PATH descriptor is taken before any mark, so it raises no
+	// event this group could see; it is closed before the eviction below.
+	pin, err := unix.Open(w.file, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: pin %s: %v", w.file, err)
+	}
+	unpin := func() {
+		if pin >= 0 {
+			unix.Close(pin)
+			pin = -1
+		}
+	}
+	t.Cleanup(unpin)
 	gi := w.addGroup(kindNotif)
 	w.mustMark(markCall{group: gi, loc: model.LocMount, mask: unix.FAN_OPEN}, objFile)
 	w.mustMark(markCall{group: gi, loc: model.LocSelf, flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY | unix.FAN_MARK_EVICTABLE,
@@ -177,6 +193,7 @@ func runEvictableEvicted(t *harness.T) {
 	if !expect.Fanotify(t, "mount mark FAN_OPEN; evictable ignore FAN_OPEN on file; actor open file (before eviction)", got, nil) {
 		return
 	}
+	unpin()
 	// Nothing holds the file's inode now: the actor closed its fd, the
 	// event queue is empty (a queued event pins its path), and neither
 	// process has its cwd below the filesystem. Eviction is still up to the
@@ -212,6 +229,14 @@ func runEvictableEvicted(t *harness.T) {
 
 func runEvictableUpgrade(t *harness.T) {
 	w := newWorld(t)
+	// The file's inode must stay cached throughout, or its evictable mark
+	// could go with it (another run's drop_caches is global): an O_PATH
+	// descriptor taken before any mark pins it and raises no event.
+	pin, err := unix.Open(w.file, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: pin %s: %v", w.file, err)
+	}
+	t.Cleanup(func() { unix.Close(pin) })
 	gi := w.addGroup(kindNotif)
 	ign := uint(unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY)
 	// An evictable ignore mark on the file, then the same without

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 var unlinkCases = []harness.Case{
@@ -109,10 +109,12 @@ func unlinkedFanotify(t *harness.T) {
 
 // ---- disconnected dentry ----
 
-// envByHandle starts this binary as the by-handle helper: a process other
+// roleByHandle is the reexec role of the by-handle helper: a process other
 // than the test that opens a file with open_by_handle_at(2), writes one byte,
 // closes it, and prints what /proc/self/fd says the open file is.
-const envByHandle = "FSNOTIFY_PARENT_BYHANDLE"
+const roleByHandle = "by_handle"
+
+func init() { reexec.Register(roleByHandle, byHandleMain) }
 
 // byHandleMain is the helper's main: args are the filesystem root (its cwd,
 // the mount_fd AT_FDCWD refers to), the handle type and the handle in hex.
@@ -180,8 +182,7 @@ func (e *env) dropDentries() {
 // exportfs_decode_fh does not reconnect a non-directory when the caller has
 // CAP_DAC_READ_SEARCH (vfs_dentry_acceptable accepts any alias).
 func (e *env) openByHandle(p string, h unix.FileHandle) int {
-	cmd := exec.Command("/proc/self/exe", e.t.FS().Root, strconv.Itoa(int(h.Type())), hex.EncodeToString(h.Bytes()))
-	cmd.Env = append(os.Environ(), envByHandle+"=1")
+	cmd := reexec.Command(roleByHandle, "", e.t.FS().Root, strconv.Itoa(int(h.Type())), hex.EncodeToString(h.Bytes()))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

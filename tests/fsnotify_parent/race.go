@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 )
 
 // The race: the test adds and removes the parent's watch in a loop while two
@@ -283,6 +285,12 @@ func raceInotify(t *harness.T) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("malformed events during the race (want a known wd, a child name k[01]_N and a mask within %s, or IN_IGNORED): %v", inotify.Mask(inRace), bad)
+		for _, ev := range bad {
+			if strings.Contains(ev, "IN_Q_OVERFLOW") {
+				t.Errorf("%s", limits.Overflow("inotify", len(bad)))
+				break
+			}
+		}
 	}
 	l := &inL{e: e, in: in}
 	wd := l.watch(e.w, inRace)
@@ -345,6 +353,12 @@ func raceFanotify(t *harness.T) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("malformed events during the race (want an actor's pid, DFID_NAME(w, k[01]_N)[+FID] and a mask within %s): %v", fanotify.Mask(fanRace), bad)
+		for _, ev := range bad {
+			if strings.Contains(ev, "FAN_Q_OVERFLOW") {
+				t.Errorf("%s", limits.Overflow("fanotify", len(bad)))
+				break
+			}
+		}
 	}
 	inW, inU := raceNames(finals, true), raceNames(finals, false)
 	recs := map[string][]fanotify.Info{}

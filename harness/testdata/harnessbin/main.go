@@ -6,7 +6,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness"
@@ -55,6 +57,20 @@ func main() {
 					fmt.Fprintf(os.Stderr, "READY dev=%s root=%s tmp=%s actor=%d pid=%d\n", tmp.Device, tmp.Root, dir, a.Pid(), os.Getpid())
 					time.Sleep(time.Minute)
 				}},
+			{Name: "crash", Doc: "crashes the process from a goroutine of its own", Run: func(t *harness.T) {
+				go func() { panic("harnessbin: deliberate crash") }()
+				select {}
+			}},
+			{Name: "ignore_sigterm", Doc: "ignores SIGTERM and hangs", Run: func(t *harness.T) {
+				signal.Ignore(syscall.SIGTERM)
+				fmt.Fprintf(os.Stderr, "IGNORING pid=%d\n", os.Getpid())
+				select {}
+			}},
+			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
+			{Name: "all_subtests_skip", Doc: "every subtest skips", Run: func(t *harness.T) {
+				t.Run("one", func(t *harness.T) { t.Skipf("reason one") })
+				t.Run("two", func(t *harness.T) { t.Skipf("reason one") })
+			}},
 		},
 	})
 }

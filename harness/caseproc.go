@@ -1,0 +1,329 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
+	"github.com/fsnsuite/fsnsuite/tap"
+	"golang.org/x/sys/unix"
+)
+
+// The case process runs the selected cases, from the index its supervisor
+// gave it (supervise.go), each under its deadline, and writes their TAP
+// blocks to stdout. On a case's timeout its watchdog releases what the case
+// held (fanotify groups first, which allows any pending permission event,
+// then actors, then raised or lowered sysctls), reports TIMEOUT and ends the
+// process: the abandoned case goroutine cannot be trusted to let go, and the
+// supervisor continues with the next case in a fresh process.
+
+type outcome int
+
+const (
+	passed outcome = iota
+	failed
+	skipped
+	broken
+)
+
+// caseProcess is the state of the process that runs the cases.
+type caseProcess struct {
+	s      *Suite
+	w      *tap.Writer
+	status *os.File
+
+	mu       sync.Mutex
+	stopping bool // the watchdog or a signal owns the output from now on
+	current  *T
+	curIdx   int
+	curIn    instance
+}
+
+func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
+	_, state := reexec.Current()
+	first, err := strconv.Atoi(state)
+	if err != nil || first < 0 || first > len(sel) {
+		fmt.Fprintf(os.Stderr, "%s: case process: bad first case %q\n", s.Name, state)
+		return exitcode.Usage // a case process is never started by hand
+	}
+	// The status pipe must not leak into actors, mkfs or helpers.
+	unix.CloseOnExec(statusFD)
+	p := &caseProcess{s: s, w: tap.NewWriter(os.Stdout, format), status: os.NewFile(statusFD, "status"), curIdx: -1}
+	p.w.Resume(first)
+	go p.onSignal()
+
+	var suiteSkip, suiteBroken string
+	if !s.NoNamespace {
+		if _, err := fixture.Workspace(); err != nil {
+			suiteBroken = err.Error()
+		}
+	}
+	if suiteBroken == "" {
+		for _, f := range s.Needs {
+			if err := f.Check(); err != nil {
+				if feature.IsSkip(err) {
+					suiteSkip = err.Error()
+				} else {
+					suiteBroken = err.Error()
+				}
+				break
+			}
+		}
+	}
+	for i := first; i < len(sel); i++ {
+		in := sel[i]
+		p.tell("start %d", i)
+		var o outcome
+		switch {
+		case suiteBroken != "":
+			t := newInstanceT(in)
+			t.Errorf("%s", suiteBroken)
+			o = p.report(t, in, broken)
+		case suiteSkip != "":
+			o = p.report(newInstanceT(in), in, skipMarker(suiteSkip))
+		default:
+			o = p.runOne(i, in)
+		}
+		p.tell("done %d %s", i, outcomeNames[o])
+	}
+	p.tell("end")
+	return 0
+}
+
+// stop claims the output for the watchdog or the signal handler; false when
+// the other one already has it.
+func (p *caseProcess) stop() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return false
+	}
+	p.stopping = true
+	return true
+}
+
+// tell writes one status line for the supervisor.
+func (p *caseProcess) tell(format string, args ...any) {
+	fmt.Fprintf(p.status, format+"\n", args...)
+}
+
+// release lets go of everything the running case may hold, in the order that
+// unblocks a process waiting on a permission event first.
+func release() {
+	fanotify.CloseAll()
+	actor.KillAll()
+	restoreSysctls()
+}
+
+// onSignal ends the process on SIGINT, SIGTERM or SIGHUP (from the
+// supervisor, or the runner's process group kill) after releasing what the
+// running case holds and reporting it.
+func (p *caseProcess) onSignal() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	sig := <-sigs
+	if !p.stop() {
+		select {} // the watchdog is ending the process
+	}
+	p.mu.Lock()
+	t, i, in := p.current, p.curIdx, p.curIn
+	p.mu.Unlock()
+	var logs []string
+	if t != nil {
+		logs = t.freeze()
+	}
+	release()
+	if t != nil {
+		p.writeStopped(t, in, logs, fmt.Sprintf("interrupted by %s; fanotify groups closed, actors killed", unix.SignalName(sig.(syscall.Signal))), tap.Result{OK: false, Name: in.name})
+		p.tell("done %d %s", i, outcomeNames[failed])
+	}
+	os.Exit(128 + int(sig.(syscall.Signal)))
+}
+
+func newInstanceT(in instance) *T {
+	return &T{name: in.name, doc: in.c.Doc, fix: in.c.Fix, fsType: in.fs}
+}
+
+// skipMarker forces a skip with a reason onto a case that did not run.
+type skipMarker string
+
+// runOne runs one case instance under its deadline. On a timeout it reports
+// the case and ends the process (it does not return).
+func (p *caseProcess) runOne(i int, in instance) outcome {
+	t := newInstanceT(in)
+	if Opts.Timeout > 0 {
+		t.deadline = time.Now().Add(Opts.Timeout)
+	}
+	p.mu.Lock()
+	p.current, p.curIdx, p.curIn = t, i, in
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t.runBody(func(t *T) {
+			t.Require(in.c.Needs...)
+			in.c.Run(t)
+		})
+	}()
+	var expired <-chan time.Time
+	if Opts.Timeout > 0 {
+		timer := time.NewTimer(Opts.Timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case <-done:
+		p.mu.Lock()
+		p.current = nil
+		stopping := p.stopping
+		p.mu.Unlock()
+		if stopping {
+			select {} // a signal handler is reporting this case and ending the process
+		}
+		return p.report(t, in, nil)
+	case <-expired:
+	}
+	if !p.stop() {
+		select {}
+	}
+	// The watchdog. The case's log is taken before anything is released:
+	// what the case says after its groups are closed under it (a permission
+	// event "answered", a read that "failed") is the watchdog's doing, not
+	// the kernel's, and is not printed.
+	logs := t.freeze()
+	release()
+	p.writeStopped(t, in, logs,
+		fmt.Sprintf("deadline of %v passed; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout),
+		tap.Result{OK: false, Name: in.name, Directive: tap.Timeout, Reason: seconds(Opts.Timeout) + " seconds"})
+	p.tell("done %d %s", i, outcomeNames[failed])
+	os.Exit(1)
+	return failed
+}
+
+// seconds renders d in seconds without rounding it away ("0.001", "30").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// writeStopped reports a case the harness stopped: its doc, the log it had
+// written by then, why it was stopped, and the result line.
+func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string, res tap.Result) {
+	if t.doc != "" {
+		p.w.Diag(t.doc)
+	}
+	for _, l := range logs {
+		p.w.Diag(l)
+	}
+	p.w.Diagf("%s: %s", in.name, why)
+	p.w.Result(res)
+}
+
+// report prints a finished T's diagnostics and result line and returns the
+// outcome. force, when not nil, overrides the T's own state (a skipMarker or
+// the broken outcome).
+func (p *caseProcess) report(t *T, in instance, force any) outcome {
+	switch v := force.(type) {
+	case skipMarker:
+		t.skipped, t.skipReason = true, string(v)
+	case outcome:
+		if v == broken {
+			t.failed = true
+			writeT(p.w, t, in.fs)
+			return broken
+		}
+	}
+	return writeT(p.w, t, in.fs)
+}
+
+// settle decides a finished T's own state from its subtests: a case whose
+// every subtest skipped is a skip (with their reason), not a pass.
+func settle(t *T) {
+	if t.failed || t.skipped || len(t.subs) == 0 {
+		return
+	}
+	reasons := map[string]bool{}
+	var first string
+	for _, c := range t.subs {
+		c.mu.Lock()
+		sk, r := c.skipped && !c.failed, c.skipReason
+		c.mu.Unlock()
+		if !sk {
+			return
+		}
+		if first == "" {
+			first = r
+		}
+		reasons[r] = true
+	}
+	t.skipped = true
+	if len(reasons) == 1 {
+		t.skipReason = first
+	} else {
+		t.skipReason = fmt.Sprintf("all %d subtests skipped (first: %s)", len(t.subs), first)
+	}
+}
+
+// writeT writes t's block (subtests, diagnostics) and result line into w and
+// returns the outcome it reported.
+func writeT(w *tap.Writer, t *T, fsType string) outcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	settle(t)
+	res := tap.Result{OK: true, Name: t.name}
+	o := passed
+	switch {
+	case t.failed:
+		res.OK, o = false, failed
+	case t.skipped && Opts.Strict:
+		res.OK, o = false, failed
+	case t.skipped:
+		res.Directive, res.Reason, o = tap.Skip, t.skipReason, skipped
+	}
+	if t.doc != "" {
+		w.Diag(t.doc)
+	}
+	for _, n := range t.notes {
+		w.Diag(n)
+	}
+	if t.failed || Opts.Verbose {
+		prefix := ""
+		if t.parent == nil && fsType != "" {
+			prefix = fmt.Sprintf("%s (%s): ", t.name, fsType)
+		}
+		for i, l := range t.logs {
+			if i == 0 {
+				l = prefix + l
+			}
+			w.Diag(l)
+		}
+	}
+	if t.skipped && Opts.Strict {
+		w.Diagf("strict: skip counted as failure: %s", t.skipReason)
+	}
+	switch {
+	case t.failed && t.limited:
+		w.Diag("no kernel HINT: a per-user limit, not the kernel, stopped this case")
+	case t.failed && t.fix != nil:
+		w.Diag(t.fix.Hint())
+	}
+	if len(t.subs) == 0 {
+		w.Result(res)
+		return o
+	}
+	sub := w.Sub(t.name)
+	for _, c := range t.subs {
+		writeT(sub, c, "")
+	}
+	w.EndSub(sub, res)
+	return o
+}

@@ -1,0 +1,88 @@
+// Package reexec is the one way an fsnsuite binary starts another copy of
+// itself for a job: the case process in a private mount namespace (harness),
+// actors (harness/actor), and helpers a binary declares (fsnotify_parent's
+// by-handle opener). The convention is a single environment variable,
+// FSNSUITE_ROLE=<role>[:<state>], read before anything else; the argv after
+// argv[0] is the role's own; argv[0] is "<binary>:<role>" so ps shows who is
+// who. A role's main function is registered with Register and run by
+// Dispatch; the harness calls Dispatch from its init (for roles of harness
+// packages, such as the actor, which must start fast) and again from
+// harness.Main (for roles a test binary registers in its own init).
+package reexec
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// EnvRole carries the role (and its optional state) of a re-executed process.
+const EnvRole = "FSNSUITE_ROLE"
+
+var (
+	mu    sync.Mutex
+	roles = map[string]func(args []string) int{}
+)
+
+// Register declares a role: a process started by Command(role, ...) runs fn
+// with its arguments and exits with fn's status. Call it from an init
+// function. Registering a role twice panics (a programming error).
+func Register(role string, fn func(args []string) int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := roles[role]; dup || role == "" || strings.Contains(role, ":") {
+		panic("reexec: bad or duplicate role " + role)
+	}
+	roles[role] = fn
+}
+
+// Current returns this process's role and state ("" and "" for a process
+// started by a user).
+func Current() (role, state string) {
+	role, state, _ = strings.Cut(os.Getenv(EnvRole), ":")
+	return role, state
+}
+
+// Is reports whether this process was started in role.
+func Is(role string) bool {
+	r, _ := Current()
+	return r == role
+}
+
+// Dispatch runs the registered main function of this process's role and
+// exits; it returns when the process has no role or one not registered (yet).
+func Dispatch() {
+	role, _ := Current()
+	if role == "" {
+		return
+	}
+	mu.Lock()
+	fn := roles[role]
+	mu.Unlock()
+	if fn != nil {
+		os.Exit(fn(os.Args[1:]))
+	}
+}
+
+// Command returns a command that runs this binary again in role, with state
+// (may be "") and args. Its environment is this process's without any
+// inherited role, plus the new one; callers set SysProcAttr, stdio and extra
+// environment as the job needs.
+func Command(role, state string, args ...string) *exec.Cmd {
+	cmd := exec.Command("/proc/self/exe", args...)
+	cmd.Args[0] = filepath.Base(os.Args[0]) + ":" + role
+	v := role
+	if state != "" {
+		v += ":" + state
+	}
+	env := []string{EnvRole + "=" + v}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, EnvRole+"=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = env
+	return cmd
+}

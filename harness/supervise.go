@@ -1,0 +1,235 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
+	"github.com/fsnsuite/fsnsuite/tap"
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor is the process a user (or the runner) starts. It prints the
+// stream's header, then runs the selected cases in a case process: this
+// binary re-executed (reexec role fixture.Role) in a private mount namespace,
+// told by its role state the index of the first case to run. The case
+// process writes the case results straight to stdout and tells the
+// supervisor, one line per event on a pipe (fd 3), which case it started and
+// how each ended. When it exits before the last case (a case timed out and
+// the watchdog ended the process, or a case crashed it), the supervisor
+// reports a case that started but never ended as failed and starts a fresh
+// case process at the next case: a hang or a crash costs one case.
+
+// statusFD is the case process's end of the status pipe.
+const statusFD = 3
+
+// killGrace is how long a case process has between a forwarded SIGTERM
+// (or SIGINT, SIGHUP) and SIGKILL.
+const killGrace = 2 * time.Second
+
+// tally counts case outcomes for the exit status.
+type tally [4]int
+
+func (c *tally) exitCode(conv exitcode.Convention) int {
+	total := c[passed] + c[failed] + c[skipped] + c[broken]
+	switch {
+	case c[broken] > 0 && conv == exitcode.LTP:
+		return exitcode.LTPBroken
+	case c[failed] > 0 || c[broken] > 0:
+		return exitcode.Fail
+	case total == 0 || c[skipped] == total:
+		return conv.Skip()
+	}
+	return exitcode.Pass
+}
+
+var outcomeNames = [...]string{passed: "pass", failed: "fail", skipped: "skip", broken: "broken"}
+
+func parseOutcome(s string) (outcome, bool) {
+	for o, n := range outcomeNames {
+		if n == s {
+			return outcome(o), true
+		}
+	}
+	return 0, false
+}
+
+// caseProcessEnd is what one case process did.
+type caseProcessEnd struct {
+	started  int // index of the last case started, -1 for none
+	finished int // index of the last case that ended, -1 for none
+	complete bool
+	status   string // how the process ended ("exit status 2", "signal: killed")
+	startErr error
+}
+
+func supervise(s *Suite, sel []instance, w *tap.Writer) int {
+	// PR_SET_PDEATHSIG of the case process fires when the thread that
+	// forked it exits: keep this goroutine on one thread.
+	runtime.LockOSThread()
+	w.Version()
+	w.Plan(len(sel))
+	if s.Doc != "" {
+		w.Diagf("%s: %s", s.Name, s.Doc)
+	}
+	w.Diagf("kernel %s", feature.KernelRelease())
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	var counts tally
+	for next := 0; next < len(sel); {
+		end, sig := runCaseProcessFrom(next, sigs, &counts)
+		if end.startErr != nil {
+			reportUnstartable(w, sel[next:], next, end.startErr, &counts)
+			break
+		}
+		if sig != nil {
+			w.Diagf("%s: interrupted by %s; %d case(s) not run", s.Name, unix.SignalName(sig.(syscall.Signal)), len(sel)-end.finished-1)
+			return 128 + int(sig.(syscall.Signal))
+		}
+		if end.complete {
+			break
+		}
+		if end.started > end.finished {
+			// Started and never ended: the process died under it.
+			in := sel[end.started]
+			if in.c.Doc != "" {
+				w.Diag(in.c.Doc)
+			}
+			w.Diagf("%s: the case process died (%s) while this case ran; its stderr has the details; the next case runs in a fresh process", in.name, end.status)
+			w.Raw(tap.FormatResult(end.started+1, tap.Result{OK: false, Name: in.name}))
+			counts[failed]++
+			end.finished = end.started
+		}
+		if end.finished < next {
+			// Died before starting a case (it reports nothing): do not loop.
+			w.Diagf("%s: the case process ended (%s) before running case %d", s.Name, end.status, next+1)
+			for i := next; i < len(sel); i++ {
+				w.Raw(tap.FormatResult(i+1, tap.Result{OK: false, Name: sel[i].name}))
+				counts[broken]++
+			}
+			break
+		}
+		next = end.finished + 1
+	}
+	return counts.exitCode(Opts.conv)
+}
+
+// reportUnstartable reports the cases from first on when no case process
+// could be started: a skip when the kernel refused the namespace for lack of
+// privilege or support, else broken.
+func reportUnstartable(w *tap.Writer, rest []instance, first int, err error, counts *tally) {
+	cls := (&feature.Feature{Name: "private mount namespace (unshare CLONE_NEWNS)", Kind: feature.Kconfig, Option: "CONFIG_NAMESPACES",
+		Privilege: "CAP_SYS_ADMIN in the current user namespace"}).Classify(err)
+	skip := feature.IsSkip(cls)
+	if !skip {
+		w.Diagf("case process: %v", err)
+	}
+	for i, in := range rest {
+		r := tap.Result{OK: skip, Name: in.name}
+		if skip {
+			r.Directive, r.Reason = tap.Skip, cls.Error()
+			if Opts.Strict {
+				r = tap.Result{OK: false, Name: in.name}
+			}
+		}
+		w.Raw(tap.FormatResult(first+i+1, r))
+		switch {
+		case skip && !Opts.Strict:
+			counts[skipped]++
+		case skip:
+			counts[failed]++
+		default:
+			counts[broken]++
+		}
+	}
+}
+
+// runCaseProcessFrom runs one case process starting at case first, counting
+// the outcomes it reports. A signal from sigs is passed on; the process gets
+// killGrace to end before SIGKILL, and the signal is returned.
+func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally) (caseProcessEnd, os.Signal) {
+	end := caseProcessEnd{started: first - 1, finished: first - 1}
+	r, wr, err := os.Pipe()
+	if err != nil {
+		end.startErr = fmt.Errorf("status pipe: %w", err)
+		return end, nil
+	}
+	defer r.Close()
+	cmd := reexec.Command(fixture.Role, strconv.Itoa(first), os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{wr} // fd 3 == statusFD
+	cmd.SysProcAttr = fixture.NamespaceAttr()
+	if Opts.noNamespace {
+		cmd.SysProcAttr.Unshareflags = 0
+	}
+	err = cmd.Start()
+	wr.Close()
+	if err != nil {
+		end.startErr = fmt.Errorf("unshare(CLONE_NEWNS) and start: %w", err)
+		return end, nil
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var got os.Signal
+	var kill <-chan time.Time
+	for lines != nil {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil
+				continue
+			}
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 2 && f[0] == "start":
+				end.started, _ = strconv.Atoi(f[1])
+			case len(f) == 3 && f[0] == "done":
+				i, _ := strconv.Atoi(f[1])
+				if o, ok := parseOutcome(f[2]); ok {
+					end.finished = i
+					counts[o]++
+				}
+			case len(f) == 1 && f[0] == "end":
+				end.complete = true
+			}
+		case sig := <-sigs:
+			if got == nil {
+				got = sig
+				kill = time.After(killGrace)
+			}
+			cmd.Process.Signal(sig)
+		case <-kill:
+			cmd.Process.Kill()
+		}
+	}
+	err = cmd.Wait()
+	// A case process killed while it held a changed sysctl: restore it now.
+	if perr := fixture.PruneSysctls(); perr != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", perr)
+	}
+	end.status = "exit status 0"
+	if err != nil {
+		end.status = err.Error()
+	}
+	return end, got
+}
