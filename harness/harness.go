@@ -45,6 +45,9 @@ type Suite struct {
 	// NoNamespace skips the private mount namespace (for binaries that need
 	// none, such as pure API checks). Default false.
 	NoNamespace bool
+	// Flags, when set, adds the binary's own flags to the command line before
+	// it is parsed (perf binaries: perf.Flags.Register).
+	Flags func(*flag.FlagSet)
 }
 
 // Case is one row of a suite's table.
@@ -168,8 +171,8 @@ func Main(s Suite) {
 func run(s Suite, args []string) int {
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	registerFlags(fs)
-	for _, r := range extraFlags {
-		r(fs)
+	if s.Flags != nil {
+		s.Flags(fs)
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s: %s\n\nusage: %s [flags]\n", s.Name, s.Doc, s.Name)
@@ -256,12 +259,5 @@ func pick(ltp bool, ksft, ltpCode int) int {
 	}
 	return ksft
 }
-
-// extraFlags lets other packages (harness/perf) add flags before parsing.
-var extraFlags []func(*flag.FlagSet)
-
-// RegisterFlags adds flags to every binary's command line; call it from an
-// init function.
-func RegisterFlags(fn func(*flag.FlagSet)) { extraFlags = append(extraFlags, fn) }
 
 func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

@@ -43,6 +43,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:        suite,
 		Timeout:     perf.CaseTimeout,
+		Flags:       perf.Flags.Register,
 		Doc:         "open/close loop on tmpfs: a watch elsewhere on the filesystem costs at most 3% at p50",
 		Filesystems: []string{"tmpfs"},
 		Needs:       []*feature.Feature{feature.Inotify},

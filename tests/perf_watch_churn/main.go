@@ -26,6 +26,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:    suiteName,
 		Timeout: perf.CaseTimeout,
+		Flags:   perf.Flags.Register,
 		Doc:     "P workers add/remove inotify watches on 96 instance/inode pairs: distinct inodes vs the shared-inode control",
 		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): the seed's filesystem; connector handling is
