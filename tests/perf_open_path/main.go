@@ -118,10 +118,11 @@ func measure(t *harness.T, mode string, gate perf.Gate) {
 // listener read exactly the events inotify(7) promises:
 //   - one IN_IGNORED per inotify_rm_watch ("watch was removed explicitly");
 //   - parent: one IN_OPEN and one IN_CLOSE_NOWRITE per open+close made while the
-//     watch existed. inotify merges an event only with the last one queued when
+//     watch existed. inotify merges an event only into the queue's last one, when
 //     the two are identical (fs/notify/inotify/inotify_fsnotify.c inotify_merge,
-//     called by fsnotify_insert_event for the queue's tail), and this loop
-//     queues OPEN, CLOSE, OPEN, ... which never repeat, so none is merged;
+//     called by fsnotify_insert_event for a non-empty queue); this one thread
+//     queues OPEN, CLOSE, OPEN, ... and the reader removes from the head, so the
+//     tail is the other type or the queue is empty: none is merged;
 //   - other: nothing else (the watched directory is not the file's parent);
 //   - no IN_Q_OVERFLOW: an overflow drops events (and would make the watched
 //     runs cheaper), so any difference from these counts fails the case.
