@@ -123,6 +123,9 @@ type Experiment struct {
 	// and the same experiment in each baseline file (nil where absent). Its
 	// verdict is combined with the engine's, the worse one winning.
 	BaselineGate func(cur *Result, before []*Result) (Verdict, string)
+	// Describe, if set, adds lines to the printed figures (a workload's own
+	// derived figures), before the verdict, which stays the last line.
+	Describe func(r *Result) []string
 }
 
 // Verdict is the outcome of an experiment or a baseline comparison.

@@ -254,6 +254,11 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 	for _, l := range res.Figures() {
 		note("%s", l)
 	}
+	if e.Describe != nil {
+		for _, l := range e.Describe(res) {
+			note("%s", l)
+		}
+	}
 	for _, l := range res.Verified[1:] {
 		note("%s", l)
 	}
