@@ -3,7 +3,6 @@ package perf
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -60,11 +59,8 @@ func StartInotifyListener(ifd, cpu int) (*InotifyListener, error) {
 
 func (l *InotifyListener) loop(cpu int, started chan<- error) {
 	defer close(l.done)
-	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		started <- fmt.Errorf("listener: sched_setaffinity(cpu %d): %w", cpu, err)
+	if err := PinForever(cpu); err != nil {
+		started <- fmt.Errorf("listener: %w", err)
 		return
 	}
 	started <- nil

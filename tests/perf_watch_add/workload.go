@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -547,11 +546,8 @@ type mutator struct {
 
 func (m *mutator) loop(cpu int, started chan<- error) {
 	defer close(m.done)
-	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		started <- fmt.Errorf("mutator: sched_setaffinity(cpu %d): %w", cpu, err)
+	if err := perf.PinForever(cpu); err != nil {
+		started <- fmt.Errorf("mutator: %w", err)
 		return
 	}
 	started <- nil
