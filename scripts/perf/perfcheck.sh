@@ -6,15 +6,17 @@
 # targets: at most 1 flagged run in 100 per binary, at least 95 detections in
 # 100, median measured injection within 2.0 +- 0.5%.
 #
-#   RUNS=100 BIN=bin OUT=results/perfcheck sh scripts/perf/perfcheck.sh [binary...]
+#   RUNS=100 BIN=bin OUT=results/perfcheck PARTS="inject aa" sh scripts/perf/perfcheck.sh [binary...]
 set -u
 runs=${RUNS:-100}
 bin=${BIN:-bin}
 out=${OUT:-results/perfcheck}
 mkdir -p "$out"
 bins=${*:-perf_modify_overhead perf_open_path perf_watch_churn perf_parent_write perf_watch_add}
+parts=${PARTS:-inject aa}
 
 # inject: RUNS runs of perf_modify_overhead -inject 2%.
+case " $parts " in *" inject "*)
 : >"$out/inject.txt"
 det=0 miss=0 undec=0 other=0
 i=0
@@ -38,8 +40,10 @@ sort -n "$out/inject.txt" | awk '
 		printf "perfcheck: measured injection (%%, %d experiments): min %.2f  p10 %.2f  p25 %.2f  median %.2f  p75 %.2f  p90 %.2f  max %.2f\n",
 			NR, v[1], v[int(0.1*(NR-1))+1], v[int(0.25*(NR-1))+1], v[int(0.5*(NR-1))+1], v[int(0.75*(NR-1))+1], v[int(0.9*(NR-1))+1], v[NR]
 	}'
+;; esac
 
 # aa: RUNS runs of each binary.
+case " $parts " in *" aa "*) ;; *) bins= ;; esac
 for b in $bins; do
 	flagged=0 undec=0 other=0 cases=0
 	i=0
