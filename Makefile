@@ -60,3 +60,6 @@ clean:
 
 # The qemu runner (make vmcheck KERNEL=debian-6.1) lives in its own file.
 -include mk/vm.mk
+
+# The perf engine's self-checks (make perf-engine-check, make perfcheck).
+-include mk/perf.mk

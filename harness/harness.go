@@ -49,6 +49,9 @@ type Suite struct {
 	// NoNamespace runs the case process in the binary's own mount namespace
 	// (for binaries that need none, such as pure API checks). Default false.
 	NoNamespace bool
+	// Flags, when set, adds the binary's own flags to the command line before
+	// it is parsed (perf binaries: perf.Flags.Register).
+	Flags func(*flag.FlagSet)
 }
 
 // Case is one row of a suite's table.
@@ -160,8 +163,8 @@ func Main(s Suite) {
 func run(s Suite, args []string) int {
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	registerFlags(fs)
-	for _, r := range extraFlags {
-		r(fs)
+	if s.Flags != nil {
+		s.Flags(fs)
 	}
 	// A bad flag is one line and a pointer to -h, not the whole usage.
 	fs.SetOutput(io.Discard)
@@ -250,12 +253,5 @@ func usageError(name, format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "%s: %s (see -h)\n", name, fmt.Sprintf(format, args...))
 	return exitcode.Usage
 }
-
-// extraFlags lets other packages (harness/perf) add flags before parsing.
-var extraFlags []func(*flag.FlagSet)
-
-// RegisterFlags adds flags to every binary's command line; call it from an
-// init function.
-func RegisterFlags(fn func(*flag.FlagSet)) { extraFlags = append(extraFlags, fn) }
 
 func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

@@ -196,15 +196,25 @@ func (in *Instance) readOnce() ([]Event, error) {
 // Decode parses a buffer returned by read(2) on an inotify fd.
 func Decode(buf []byte) ([]Event, error) {
 	var evs []Event
+	err := Walk(buf, func(wd int32, mask Mask, cookie uint32, name []byte) {
+		evs = append(evs, Event{Wd: wd, Mask: mask, Cookie: cookie, Name: string(name)})
+	})
+	return evs, err
+}
+
+// Walk calls fn for each event record of buf (a read(2) result) in order, without
+// allocating: name is a sub-slice of buf with its NUL padding removed. Perf
+// listeners count events with it while a measurement runs.
+func Walk(buf []byte, fn func(wd int32, mask Mask, cookie uint32, name []byte)) error {
 	const hdr = unix.SizeofInotifyEvent
 	for len(buf) > 0 {
 		if len(buf) < hdr {
-			return evs, fmt.Errorf("short inotify event: %d bytes", len(buf))
+			return fmt.Errorf("short inotify event: %d bytes", len(buf))
 		}
 		raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
 		end := hdr + int(raw.Len)
 		if end > len(buf) {
-			return evs, fmt.Errorf("inotify event len %d overruns buffer", raw.Len)
+			return fmt.Errorf("inotify event len %d overruns buffer", raw.Len)
 		}
 		name := buf[hdr:end]
 		for i, c := range name {
@@ -213,8 +223,8 @@ func Decode(buf []byte) ([]Event, error) {
 				break
 			}
 		}
-		evs = append(evs, Event{Wd: raw.Wd, Mask: Mask(raw.Mask), Cookie: raw.Cookie, Name: string(name)})
+		fn(raw.Wd, Mask(raw.Mask), raw.Cookie, name)
 		buf = buf[end:]
 	}
-	return evs, nil
+	return nil
 }

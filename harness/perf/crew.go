@@ -2,7 +2,6 @@ package perf
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -53,13 +52,8 @@ func NewCrew(n int, cpus []int, job func(id int) unix.Errno) (*Crew, error) {
 
 func (c *Crew) member(id, cpu int, started chan<- error) {
 	defer c.wg.Done()
-	// The goroutine never unlocks: its thread exits with it, so a pinned thread is
-	// never handed back to the Go scheduler.
-	runtime.LockOSThread()
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		started <- fmt.Errorf("crew member %d: sched_setaffinity(cpu %d): %w", id, cpu, err)
+	if err := PinForever(cpu); err != nil {
+		started <- fmt.Errorf("crew member %d: %w", id, err)
 		return
 	}
 	seen := c.gen.Load()

@@ -21,6 +21,9 @@ func spinCond(name string, k int) Condition {
 	}}
 }
 
+// verified is a Verify that always holds (the synthetic conditions have no setup).
+func verified(Stage, string) (string, error) { return "synthetic condition", nil }
+
 func testOptions(mode string) *Options {
 	o := NewOptions()
 	o.Budget = 3 * time.Second
@@ -40,6 +43,9 @@ func measure(t *testing.T, e *Experiment, o *Options) *Result {
 	}
 	if e.OpsPerRun == 0 {
 		e.OpsPerRun = 200
+	}
+	if e.Verify == nil {
+		e.Verify = verified
 	}
 	res, err := e.Measure(o, time.Time{})
 	if err != nil {
@@ -78,7 +84,7 @@ func TestGatePassAndFail(t *testing.T) {
 
 func TestBadGateMetric(t *testing.T) {
 	e := &Experiment{Suite: "perf_unit", Name: "bad", Base: spinCond("a", 1), Cond: spinCond("b", 1), OpsPerRun: 16,
-		Gate: Gate{Metric: P50, Max: 1.03}}
+		Gate: Gate{Metric: P50, Max: 1.03}, Verify: verified}
 	if _, err := e.Measure(testOptions("gate"), time.Time{}); err == nil {
 		t.Errorf("p50 gate without latencies accepted")
 	}
@@ -241,7 +247,7 @@ func TestCheckReporting(t *testing.T) {
 	o := testOptions("gate")
 	o.Budget = time.Microsecond
 	e := &Experiment{Suite: "perf_unit", Name: "edge", Base: spinCond("a", 300), Cond: spinCond("b", 300),
-		OpsPerRun: 200, Gate: Gate{Max: 1.03}}
+		OpsPerRun: 200, Gate: Gate{Max: 1.03}, Verify: verified}
 	ft := &fakeT{}
 	res := CheckWith(ft, e, o)
 	t.Log(strings.Join(ft.logs, "\n"))
@@ -265,5 +271,66 @@ func TestCheckReporting(t *testing.T) {
 	ft = &fakeT{}
 	if res := CheckWith(ft, e, o); res != nil && res.Verdict == Undecided && !strings.Contains(ft.skips[0], "[") {
 		t.Errorf("skip reason without interval: %q", ft.skips[0])
+	}
+}
+
+func TestVerify(t *testing.T) {
+	e := &Experiment{Suite: "perf_unit", Name: "noverify", Base: spinCond("a", 10), Cond: spinCond("b", 10), OpsPerRun: 16}
+	if _, err := e.Measure(testOptions("gate"), time.Time{}); err == nil || !strings.Contains(err.Error(), "no Verify") {
+		t.Errorf("experiment without Verify: err %v, want a refusal", err)
+	}
+	e.Verify = func(s Stage, _ string) (string, error) {
+		if s == VerifyBefore {
+			return "", fmt.Errorf("mark missing")
+		}
+		return "ok", nil
+	}
+	if _, err := e.Measure(testOptions("gate"), time.Time{}); err == nil || !strings.Contains(err.Error(), "before measuring: mark missing") {
+		t.Errorf("failing check before: err %v", err)
+	}
+	// A condition lost while measuring (the mark removed mid-run) voids a passing
+	// ratio: the verdict is a failure naming what the check found.
+	e.Verify = func(s Stage, mode string) (string, error) {
+		if s == VerifyAfter {
+			return "", fmt.Errorf("fanotify fdinfo marks [], want one (%s)", mode)
+		}
+		return "one mark", nil
+	}
+	e.Gate = Gate{Max: 1.03}
+	ft := &fakeT{}
+	res := CheckWith(ft, e, testOptions("gate"))
+	if res == nil || res.Verdict != Fail || !strings.Contains(res.Reason, "after measuring") {
+		t.Fatalf("failing check after: %+v", res)
+	}
+	ft.check(t, 1, 0)
+	if !ft.has("verify before: one mark") || !ft.has("verify after: FAILED: fanotify fdinfo marks [], want one (gate)") {
+		t.Errorf("verify lines missing:\n%s", strings.Join(ft.logs, "\n"))
+	}
+}
+
+func TestReportedMarker(t *testing.T) {
+	o := testOptions("gate")
+	o.Budget = time.Second
+	e := &Experiment{Suite: "perf_unit", Name: "info", Base: spinCond("a", 300), Cond: spinCond("b", 600),
+		OpsPerRun: 200, Verify: verified}
+	ft := &fakeT{}
+	res := CheckWith(ft, e, o)
+	if res == nil || res.Verdict != Info {
+		t.Fatalf("ungated: %+v", res)
+	}
+	ft.check(t, 0, 0)
+	if last := ft.logs[len(ft.logs)-1]; !strings.HasPrefix(last, ReportedMarker+" ratio ") {
+		t.Errorf("last line %q, want the %q marker", last, ReportedMarker)
+	}
+	e.Gate.DecidedBy = "the guards"
+	ft = &fakeT{}
+	CheckWith(ft, e, o)
+	if ft.has(ReportedMarker) || !ft.has("gated by the guards") {
+		t.Errorf("ratio of a case gated elsewhere:\n%s", strings.Join(ft.logs, "\n"))
+	}
+	ft = &fakeT{}
+	Reported(ft, "worst %d ms", 3)
+	if len(ft.logs) != 1 || ft.logs[0] != ReportedMarker+" worst 3 ms" {
+		t.Errorf("Reported: %q", ft.logs)
 	}
 }

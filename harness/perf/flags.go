@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/fsnsuite/fsnsuite/harness"
 )
 
 // Profile sizes an experiment. The quick profile keeps each binary well under a
@@ -62,12 +60,10 @@ type Options struct {
 	saveDir int // O_PATH descriptor of Save's directory, 0 if none
 }
 
-// Flags holds the options this package adds to every harness binary's command line
-// (through harness.RegisterFlags), so any binary that imports harness/perf accepts
-// -profile, -save, -baseline, -aa, -inject, -budget, -threshold and -confidence.
+// Flags holds the engine's command-line options. A perf binary carries them by its
+// Suite (harness.Suite{Flags: perf.Flags.Register, ...}), so it accepts -profile,
+// -save, -baseline, -aa, -inject, -budget, -threshold and -confidence.
 var Flags = NewOptions()
-
-func init() { harness.RegisterFlags(Flags.Register) }
 
 // NewOptions returns the defaults: quick profile, 5% regression threshold, 99%
 // confidence.

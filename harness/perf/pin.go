@@ -83,3 +83,16 @@ func CurrentCPU() (int, error) {
 	}
 	return int(cpu), nil
 }
+
+// PinForever locks the calling goroutine to its OS thread for good and binds that
+// thread to cpu: for a helper goroutine (a listener, a crew member, a mutator) whose
+// thread exits with it, so a pinned thread is never handed back to the scheduler.
+func PinForever(cpu int) error {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("sched_setaffinity(cpu %d): %w", cpu, err)
+	}
+	return nil
+}

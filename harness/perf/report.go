@@ -247,11 +247,19 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 		t.Errorf("%v", err)
 		return nil
 	}
-	note := t.Logf
-	if n, ok := t.(interface{ Notef(string, ...any) }); ok {
-		note = n.Notef // always printed, also for passing cases
+	note := noter(t)
+	for _, l := range res.Verified[:1] {
+		note("%s", l)
 	}
 	for _, l := range res.Figures() {
+		note("%s", l)
+	}
+	if e.Describe != nil {
+		for _, l := range e.Describe(res) {
+			note("%s", l)
+		}
+	}
+	for _, l := range res.Verified[1:] {
 		note("%s", l)
 	}
 	if err := Record(res, o); err != nil {
@@ -267,9 +275,39 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 			note("%s", l)
 		}
 		v, reason = worse(v, reason, bv, breason)
+		if e.BaselineGate != nil && err == nil {
+			var before []*Result
+			for _, p := range o.Baselines {
+				f, _ := loadCached(p) // loaded above
+				before = append(before, f.Find(res.Name, res.Mode))
+			}
+			gv, greason := e.BaselineGate(res, before)
+			v, reason = worse(v, reason, gv, "baseline: "+greason)
+		}
+	}
+	if v == Info && res.Gate.DecidedBy != "" {
+		note("ratio reported; the case is gated by %s: %s", res.Gate.DecidedBy, reason)
+		return res
 	}
 	finish(t, note, v, reason, o)
 	return res
+}
+
+// noter returns t's always-printed diagnostic (Notef) if it has one, else Logf.
+func noter(t TB) func(string, ...any) {
+	if n, ok := t.(interface{ Notef(string, ...any) }); ok {
+		return n.Notef // always printed, also for passing cases
+	}
+	return t.Logf
+}
+
+// Reported marks a case that measures without a gate (its figures are printed,
+// its setup was verified, no threshold decides it): it prints the ReportedMarker
+// line, which must be the case's last diagnostic. The engine does this itself for
+// an experiment with Gate.Max zero; call it for measurements made outside it.
+func Reported(t TB, format string, args ...any) {
+	t.Helper()
+	noter(t)("%s %s", ReportedMarker, fmt.Sprintf(format, args...))
 }
 
 // worse combines two verdicts: a failure wins, then undecided, then pass.
@@ -305,6 +343,8 @@ func finish(t TB, note func(string, ...any), v Verdict, reason string, o *Option
 			return
 		}
 		t.Skipf("%s", reason)
+	case Info:
+		note("%s %s", ReportedMarker, reason)
 	default:
 		note("%s", reason)
 	}

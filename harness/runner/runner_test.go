@@ -192,6 +192,26 @@ func TestSummary(t *testing.T) {
 	golden.Assert(t, got, "summary.golden")
 }
 
+// TestSummaryReportedOnly: a perf case that measures without a gate (the
+// "reported, not gated:" diagnostic before its ok line) is counted apart from
+// gated passes.
+func TestSummaryReportedOnly(t *testing.T) {
+	dir := t.TempDir()
+	body := `echo "TAP version 13"
+echo "1..3"
+echo "# ratio 1.0001 [0.9993,1.0005] <= 1.03"
+echo "ok 1 gated"
+echo "# reported, not gated: ratio 1.1634 [1.1622,1.1681]"
+echo "ok 2 info"
+echo "ok 3 other # SKIP no ext4"
+`
+	rep, err := Run(context.Background(), []Binary{fake(t, dir, "perf_x", body)}, Options{})
+	assert.NilError(t, err)
+	var b bytes.Buffer
+	rep.WriteSummary(&b)
+	assert.Assert(t, strings.Contains(b.String(), "cases: 1 pass, 1 reported only (not gated), 1 skip\n"), "summary:\n%s", b.String())
+}
+
 func TestExitCode(t *testing.T) {
 	out := func(s tap.Status, broken bool) *Outcome {
 		return &Outcome{Node: &tap.Node{Status: s}, Broken: broken}

@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +27,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
@@ -48,6 +48,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:        suite,
 		Timeout:     perf.CaseTimeout,
+		Flags:       perf.Flags.Register,
 		Doc:         "1-byte pwrite loop on tmpfs: a mark that does not ask for FS_MODIFY costs at most 3% over no mark",
 		Filesystems: []string{"tmpfs"},
 		Cases: []harness.Case{
@@ -57,12 +58,13 @@ func main() {
 				Needs: []*feature.Feature{feature.Inotify},
 				Fix:   fix,
 				Run: func(t *harness.T) {
-					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) int {
+					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) verifier {
 						in := t.Inotify(0)
-						if _, err := in.AddWatch(path, unix.IN_DELETE_SELF); err != nil {
+						wd, err := in.AddWatch(path, unix.IN_DELETE_SELF)
+						if err != nil {
 							t.Fatalf("%v", err)
 						}
-						return in.Fd()
+						return func(int64) (string, error) { return checkWatch(in, wd, path) }
 					})
 				},
 			},
@@ -72,12 +74,14 @@ func main() {
 				Needs: []*feature.Feature{feature.Fanotify, feature.ReportFID},
 				Fix:   fix,
 				Run: func(t *harness.T) {
-					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) int {
+					measure(t, "delete_self", perf.Gate{Max: maxOverhead, Why: gateWhy}, func(path string) verifier {
 						g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 						if err := g.Add(0, unix.FAN_DELETE_SELF, path); err != nil {
 							t.Fatalf("%v", err)
 						}
-						return g.Fd()
+						return func(int64) (string, error) {
+							return checkMark(g, path, mark{mask: unix.FAN_DELETE_SELF})
+						}
 					})
 				},
 			},
@@ -87,19 +91,20 @@ func main() {
 				Needs: []*feature.Feature{feature.Fanotify},
 				Fix:   fix,
 				Run: func(t *harness.T) {
-					var g *fanotify.Group
 					measure(t, "ignore_surv", perf.Gate{Max: maxOverhead,
 						Why: "gate: fsnotify_calc_mask() adds FS_MODIFY only for an ignore mask that does not survive modify; this one does, so writes skip fsnotify() as with no ignore mask"},
-						func(path string) int {
-							g = t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+						func(path string) verifier {
+							g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 							if err := g.Add(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN, path); err != nil {
 								t.Fatalf("%v", err)
 							}
-							return g.Fd()
+							// fanotify_mark(2) FAN_MARK_IGNORED_SURV_MODIFY: "the
+							// ignore mask shall survive modify events": intact
+							// before and after, however many writes.
+							return func(int64) (string, error) {
+								return checkMark(g, path, mark{ignored: unix.FAN_OPEN, mflags: fanotify.FdinfoIgnoredSurvModify})
+							}
 						})
-					// fanotify_mark(2) FAN_MARK_IGNORED_SURV_MODIFY: the ignore mask
-					// is not cleared by modify events.
-					wantIgnoredMask(t, g, unix.FAN_OPEN, "a surviving ignore mask outlives the writes")
 				},
 			},
 			{
@@ -107,84 +112,116 @@ func main() {
 				Doc:   "a legacy ignore mask without SURV_MODIFY: every write walks the marks to clear it (reported, not gated)",
 				Needs: []*feature.Feature{feature.Fanotify},
 				Run: func(t *harness.T) {
-					var g *fanotify.Group
 					measure(t, "ignore", perf.Gate{
 						Why: "no gate on the cost: with an ignore mask that FS_MODIFY clears, fsnotify_calc_mask() keeps FS_MODIFY in the interest mask by design, so each write takes the srcu lock and walks the marks (the cost 04e317ba72d0 removed for every other mark)"},
-						func(path string) int {
-							g = t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+						func(path string) verifier {
+							g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 							if err := g.Add(unix.FAN_MARK_IGNORED_MASK, unix.FAN_OPEN, path); err != nil {
 								t.Fatalf("%v", err)
 							}
-							return g.Fd()
+							// fanotify_mark(2) FAN_MARK_IGNORED_SURV_MODIFY:
+							// without it "the ignore mask is cleared when a
+							// modify event occurs for the ignored file". Once
+							// the marked file was written (a gate run; -aa and
+							// -inject write only the unmarked one) the mark is
+							// there with ignored_mask 0, which is what made each
+							// write walk the marks; before any write it is intact.
+							return func(writes int64) (string, error) {
+								want := mark{ignored: unix.FAN_OPEN}
+								if writes > 0 {
+									want.ignored = 0
+								}
+								return checkMark(g, path, want)
+							}
 						})
-					// fanotify_mark(2) FAN_MARK_IGNORED_SURV_MODIFY: without it "the
-					// ignore mask is cleared when a modify event occurs for the
-					// ignored file": the measured writes must have cleared it, which
-					// is what makes this condition walk the marks.
-					wantIgnoredMask(t, g, 0, "the writes cleared the non-surviving ignore mask")
 				},
 			},
 		},
 	})
 }
 
-// measure creates two 4 KiB files in the case directory, marks the second with mark
-// (which returns the inotify or fanotify fd), and compares 1-byte pwrite loops on
-// them. The mark as the kernel shows it in fdinfo is printed before and after: an
-// ignore mask that FS_MODIFY clears reads ignored_mask:0 afterwards, which shows that
-// the writes did reach the marks.
-func measure(t *harness.T, cond string, gate perf.Gate, mark func(path string) int) {
+// verifier checks the mark of a case given the number of writes made so far to
+// the marked file; it returns what it saw.
+type verifier func(writes int64) (string, error)
+
+// measure creates two 4 KiB files in the case directory, marks the second with
+// setup (which returns the check of that mark), and compares 1-byte pwrite loops
+// on them. The engine runs the check before and after measuring.
+func measure(t *harness.T, cond string, gate perf.Gate, setup func(path string) verifier) {
 	dir := t.Dir()
 	path := filepath.Join(dir, cond)
 	create(t, filepath.Join(dir, "none"))
 	create(t, path)
 	// Mark first, open for writing after (both files alike): fanotify silently adds
 	// no ignore mask without FAN_MARK_IGNORED_SURV_MODIFY to an inode open for write.
-	nfd := mark(path)
+	check := setup(path)
 	none := openWrite(t, filepath.Join(dir, "none"))
 	marked := openWrite(t, path)
-	t.Notef("mark before: %s", fdinfoMarks(nfd))
-	defer func() { t.Notef("mark after:  %s", fdinfoMarks(nfd)) }()
+	var writes int64 // to the marked file
+	loop := pwriteLoop(marked)
 	perf.Check(t, &perf.Experiment{
-		Suite:     suite,
-		Name:      t.Name(),
-		Base:      perf.Condition{Name: "none", Run: pwriteLoop(none)},
-		Cond:      perf.Condition{Name: cond, Run: pwriteLoop(marked)},
+		Suite: suite,
+		Name:  t.Name(),
+		Base:  perf.Condition{Name: "none", Run: pwriteLoop(none)},
+		Cond: perf.Condition{Name: cond, Run: func(r *perf.Run) error {
+			writes += int64(r.N)
+			return loop(r)
+		}},
 		OpsPerRun: opsPerRun,
 		Gate:      gate,
 		FSPath:    dir,
+		Verify: func(stage perf.Stage, mode string) (string, error) {
+			what, err := check(writes)
+			return fmt.Sprintf("%s (%d writes to %s)", what, writes, cond), err
+		},
 	})
 }
 
-// wantIgnoredMask fails the case unless the group's one mark has the given
-// ignore mask after the measurement (read from /proc/self/fdinfo). Only a gate
-// run writes to the marked file: -aa and -inject measure the unmarked one twice.
-func wantIgnoredMask(t *harness.T, g *fanotify.Group, want uint64, what string) {
-	if perf.Flags.Mode() != "gate" {
-		return
-	}
-	ms, err := g.Marks()
+// checkWatch checks from fdinfo that the instance has exactly one watch, wd, on
+// path's inode with the mask IN_DELETE_SELF (inotify_mark_user_mask: the watch's
+// event bits), and that the writes queued no event (inotify(7): IN_MODIFY was
+// not asked for).
+func checkWatch(in *inotify.Instance, wd int32, path string) (string, error) {
+	ws, err := in.Watches()
 	if err != nil {
-		t.Fatalf("%v", err)
+		return "", err
 	}
-	if len(ms) != 1 || ms[0].IgnoredMask != fanotify.Mask(want) {
-		t.Errorf("after the writes: marks %v, want one with ignored_mask %s (%s)", ms, fanotify.Mask(want), what)
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", fmt.Errorf("stat %s: %w", path, err)
 	}
+	if len(ws) != 1 || ws[0].Wd != wd || ws[0].Ino != st.Ino || ws[0].Dev != st.Dev || ws[0].Mask != unix.IN_DELETE_SELF {
+		return "", fmt.Errorf("inotify fdinfo watches %v, want exactly wd=%d on %s (ino %d) with mask IN_DELETE_SELF", ws, wd, path, st.Ino)
+	}
+	evs, err := in.Drain()
+	if err != nil {
+		return "", err
+	}
+	if len(evs) != 0 {
+		return "", fmt.Errorf("events %v queued, want none (the watch does not ask for IN_MODIFY)", evs)
+	}
+	return fmt.Sprintf("inotify fdinfo: %s; no event queued", ws[0]), nil
 }
 
-// fdinfoMarks returns the mark lines of /proc/self/fdinfo/fd.
-func fdinfoMarks(fd int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+// mark is the expected state of a fanotify inode mark in fdinfo.
+type mark struct {
+	mask, ignored fanotify.Mask
+	mflags        uint64
+}
+
+// checkMark checks from fdinfo that the group has exactly one mark, an inode mark
+// on path, with the wanted mask, ignored mask and flags.
+func checkMark(g *fanotify.Group, path string, want mark) (string, error) {
+	ms, err := g.Marks()
 	if err != nil {
-		return err.Error()
+		return "", err
 	}
-	var marks []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "inotify ") || strings.HasPrefix(l, "fanotify ") {
-			marks = append(marks, l)
-		}
+	if len(ms) != 1 || ms[0].Kind != fanotify.InodeMark || !ms[0].IsOn(path) ||
+		ms[0].Mask != want.mask || ms[0].IgnoredMask != want.ignored || ms[0].MFlags != want.mflags {
+		return "", fmt.Errorf("fanotify fdinfo marks %v, want exactly one inode mark on %s with mask %s ignored_mask %s mflags %#x",
+			ms, path, want.mask, want.ignored, want.mflags)
 	}
-	return strings.Join(marks, "; ")
+	return fmt.Sprintf("fanotify fdinfo: %s", ms[0]), nil
 }
 
 // create makes path with 4 KiB of data (and closes it).

@@ -16,18 +16,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
@@ -43,6 +41,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:        suite,
 		Timeout:     perf.CaseTimeout,
+		Flags:       perf.Flags.Register,
 		Doc:         "open/close loop on tmpfs: a watch elsewhere on the filesystem costs at most 3% at p50",
 		Filesystems: []string{"tmpfs"},
 		Needs:       []*feature.Feature{feature.Inotify},
@@ -57,7 +56,7 @@ func main() {
 			},
 			{
 				Name: "parent_watch",
-				Doc:  "the file's directory watched for open/close with a listener draining: cost reported, not gated",
+				Doc:  "the file's directory watched for open/close with a listener draining: cost reported, not gated; the listener reads exactly one IN_OPEN and one IN_CLOSE_NOWRITE per operation",
 				Run: func(t *harness.T) {
 					measure(t, "parent", perf.Gate{Metric: perf.P50,
 						Why: "no gate: every open and close queues an event for the listener; the cost is the feature, reported for before/after comparisons"})
@@ -70,12 +69,14 @@ func main() {
 // setup is one case's files, watch and listener.
 type setup struct {
 	t        *harness.T
-	in       int    // inotify fd (non-blocking)
-	target   string // the file opened and closed
-	watchDir string // directory watched during a run of the measured mode
-	wd       int32  // current watch, -1 if none
-	events   atomic.Int64
-	overflow atomic.Int64
+	in       *inotify.Instance // non-blocking
+	target   string            // the file opened and closed
+	watchDir string            // directory watched during a run of the measured mode
+	wd       int32             // current watch, -1 if none
+	lis      *perf.InotifyListener
+	// Counted while the measured mode's watch exists: open+close pairs, and
+	// inotify_rm_watch calls.
+	watchedOps, rmCalls int64
 }
 
 func measure(t *harness.T, mode string, gate perf.Gate) {
@@ -90,8 +91,7 @@ func measure(t *harness.T, mode string, gate perf.Gate) {
 		t.Fatalf("create %s: %v", s.target, err)
 	}
 	s.watchDir = filepath.Join(dir, mode)
-	in := t.Inotify(unix.IN_NONBLOCK)
-	s.in = in.Fd()
+	s.in = t.Inotify(unix.IN_NONBLOCK)
 	loop, err := openCloseLoop(s.target)
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -100,23 +100,65 @@ func measure(t *harness.T, mode string, gate perf.Gate) {
 		Suite: suite,
 		Name:  t.Name(),
 		Base:  perf.Condition{Name: "none", Run: loop},
-		Cond: perf.Condition{Name: mode, Run: loop,
-			Before: s.addWatch, After: s.rmWatch},
+		Cond: perf.Condition{Name: mode, Run: func(r *perf.Run) error {
+			s.watchedOps += int64(r.N)
+			return loop(r)
+		}, Before: s.addWatch, After: s.rmWatch},
 		OpsPerRun: opsPerRun,
 		Latency:   true,
 		Gate:      gate,
 		FSPath:    dir,
-		Helper:    s.listen,
+		Helper:    perf.InotifyHelper(s.in.Fd(), &s.lis),
+		Verify:    func(stage perf.Stage, _ string) (string, error) { return s.verify(stage, mode) },
 	})
-	t.Notef("listener: %d events read, %d queue overflows", s.events.Load(), s.overflow.Load())
+}
+
+// verify checks that no watch is left between runs (fdinfo: each run of the
+// measured mode adds its watch and removes it) and, after measuring, that the
+// listener read exactly the events inotify(7) promises:
+//   - one IN_IGNORED per inotify_rm_watch ("watch was removed explicitly");
+//   - parent: one IN_OPEN and one IN_CLOSE_NOWRITE per open+close made while the
+//     watch existed. inotify merges an event only into the queue's last one, when
+//     the two are identical (fs/notify/inotify/inotify_fsnotify.c inotify_merge,
+//     called by fsnotify_insert_event for a non-empty queue); this one thread
+//     queues OPEN, CLOSE, OPEN, ... and the reader removes from the head, so the
+//     tail is the other type or the queue is empty: none is merged;
+//   - other: nothing else (the watched directory is not the file's parent);
+//   - no IN_Q_OVERFLOW: an overflow drops events (and would make the watched
+//     runs cheaper), so any difference from these counts fails the case.
+//
+// With -aa and -inject the measured mode never runs: no watch, no event.
+func (s *setup) verify(stage perf.Stage, mode string) (string, error) {
+	ws, err := s.in.Watches()
+	if err != nil {
+		return "", err
+	}
+	if len(ws) != 0 {
+		return "", fmt.Errorf("inotify fdinfo: watches %v between runs, want none (each %s run adds and removes its own)", ws, mode)
+	}
+	if stage == perf.VerifyBefore {
+		return fmt.Sprintf("inotify fdinfo: no watch between runs; %s mode watches %s for IN_OPEN|IN_CLOSE_NOWRITE", mode, s.watchDir), nil
+	}
+	var wantOpen int64
+	if mode == "parent" {
+		wantOpen = s.watchedOps
+	}
+	l := s.lis
+	got := fmt.Sprintf("listener read %s for %d watched open+close and %d inotify_rm_watch", l, s.watchedOps, s.rmCalls)
+	if l.Count(unix.IN_OPEN) != wantOpen || l.Count(unix.IN_CLOSE_NOWRITE) != wantOpen ||
+		l.Count(unix.IN_IGNORED) != s.rmCalls || l.Others(unix.IN_OPEN, unix.IN_CLOSE_NOWRITE, unix.IN_IGNORED) != 0 {
+		return "", fmt.Errorf("%s; want exactly IN_OPEN %d, IN_CLOSE_NOWRITE %d, IN_IGNORED %d and nothing else (no merge, no IN_Q_OVERFLOW)",
+			got, wantOpen, wantOpen, s.rmCalls)
+	}
+	return "inotify fdinfo: no watch left; " + got + ": exact", nil
 }
 
 func (s *setup) addWatch() error {
-	wd, err := unix.InotifyAddWatch(s.in, s.watchDir, watchMask)
+	wd, err := s.in.AddWatch(s.watchDir, watchMask)
 	if err != nil {
-		return fmt.Errorf("inotify_add_watch(%s): %w", s.watchDir, err)
+		return err
 	}
-	s.wd = int32(wd)
+	s.wd = wd
 	return nil
 }
 
@@ -124,79 +166,10 @@ func (s *setup) rmWatch() error {
 	if s.wd < 0 {
 		return nil
 	}
-	_, err := unix.InotifyRmWatch(s.in, uint32(s.wd))
+	err := s.in.RmWatch(s.wd)
 	s.wd = -1
-	if err != nil {
-		return fmt.Errorf("inotify_rm_watch: %w", err)
-	}
-	return nil
-}
-
-// listen starts the listener on cpu: it drains the inotify fd (poll, then read until
-// EAGAIN) and counts events and overflows until stopped.
-func (s *setup) listen(cpu int) (func() error, error) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	errc := make(chan error, 1)
-	started := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		restore, err := perf.PinThread(cpu)
-		started <- err
-		if err != nil {
-			return
-		}
-		defer restore()
-		buf := make([]byte, 64*1024)
-		fds := []unix.PollFd{{Fd: int32(s.in), Events: unix.POLLIN}}
-		for !stop.Load() {
-			if _, err := unix.Poll(fds, 20); err != nil && !errors.Is(err, unix.EINTR) {
-				errc <- fmt.Errorf("poll inotify: %w", err)
-				return
-			}
-			for {
-				n, err := unix.Read(s.in, buf)
-				if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-					break
-				}
-				if err != nil {
-					errc <- fmt.Errorf("read inotify: %w", err)
-					return
-				}
-				s.count(buf[:n])
-			}
-		}
-	}()
-	if err := <-started; err != nil {
-		wg.Wait()
-		return nil, err
-	}
-	return func() error {
-		stop.Store(true)
-		wg.Wait()
-		select {
-		case err := <-errc:
-			return err
-		default:
-			return nil
-		}
-	}, nil
-}
-
-func (s *setup) count(b []byte) {
-	for len(b) >= unix.SizeofInotifyEvent {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-			s.overflow.Add(1)
-		}
-		s.events.Add(1)
-		step := unix.SizeofInotifyEvent + int(ev.Len)
-		if step > len(b) {
-			return
-		}
-		b = b[step:]
-	}
+	s.rmCalls++
+	return err
 }
 
 // openCloseLoop returns the measured loop: r.N times openat(O_RDONLY) + close on

@@ -16,6 +16,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:    suiteName,
 		Timeout: perf.CaseTimeout,
+		Flags:   perf.Flags.Register,
 		Doc:     "one-byte pwrite scaling under none / other / watch: other/none, shared/private parent gates",
 		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): the seed workload is defined on tmpfs (/dev/shm), where

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,8 @@ type bench struct {
 	rmCalls int64 // inotify_rm_watch calls made: each must yield one IN_IGNORED
 
 	watchWrites int64 // writes performed while the directory watch existed
-	lis         *listener
+	watchRuns   int64 // runs of the clients while the directory watch existed
+	lis         *perf.InotifyListener
 }
 
 // newBench builds the tree, opens the clients' files and starts the crew. Every
@@ -116,7 +118,7 @@ func (b *bench) job(id int) unix.Errno {
 	p := uintptr(unsafe.Pointer(&b.buf[0]))
 	n := b.writes.Load()
 	spin := int(b.spin.Load())
-	c0 := threadCPU()
+	c0 := perf.ThreadCPU()
 	for i := int64(0); i < n; i++ {
 		r, _, e := unix.RawSyscall6(unix.SYS_PWRITE64, fd, p, 1, 0, 0, 0)
 		if e != 0 {
@@ -127,15 +129,8 @@ func (b *bench) job(id int) unix.Errno {
 		}
 		perf.Spin(spin)
 	}
-	b.cpuNs[id].Store(threadCPU() - c0)
+	b.cpuNs[id].Store(perf.ThreadCPU() - c0)
 	return 0
-}
-
-// threadCPU returns the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns.
-func threadCPU() int64 {
-	var ts unix.Timespec
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_THREAD_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
 }
 
 // cond returns the engine condition that runs the clients on fds (shared or
@@ -149,6 +144,7 @@ func (b *bench) cond(name string, fds *[]int, watchPath string, watching *bool) 
 			b.spin.Store(int64(r.Spin))
 			if *watching {
 				b.watchWrites += int64(r.N) * int64(b.n)
+				b.watchRuns++
 			}
 			if err := b.crew.Run(); err != nil {
 				return err
@@ -206,63 +202,46 @@ func (b *bench) chunks() int {
 	return 4
 }
 
-// experiment returns the engine experiment with its listener as the helper.
-func (b *bench) experiment(name string, base, cond perf.Condition, gate perf.Gate) *perf.Experiment {
+// experiment returns the engine experiment with its listener as the helper;
+// standing is the watch that must exist between runs ("" for none).
+func (b *bench) experiment(name string, base, cond perf.Condition, gate perf.Gate, standing string) *perf.Experiment {
 	return &perf.Experiment{
 		Suite: suiteName, Name: name, Base: base, Cond: cond,
-		OpsPerRun: b.opsPerClient(), Gate: gate, FSPath: b.dir, Chunks: b.chunks(), Latency: true,
-		Helper: func(cpu int) (func() error, error) {
-			l, err := startListener(b.ifd, cpu)
-			if err != nil {
-				return nil, err
-			}
-			b.lis = l
-			return l.stop, nil
-		},
+		OpsPerRun: b.opsPerClient(), Gate: gate, FSPath: b.dir, Chunks: b.chunks(), CPUTime: true,
+		Helper: perf.InotifyHelper(b.ifd, &b.lis),
+		Verify: func(stage perf.Stage, _ string) (string, error) { return b.verify(stage, standing) },
 	}
 }
 
 // check runs e through the engine with the figures printed as notes, and adds the
 // throughput line (writes/s over all clients, from the ns/op medians).
 func (b *bench) check(e *perf.Experiment) *perf.Result {
-	res := perf.CheckWith(b.t, e, options(e.Gate.Max > 0))
-	if res == nil {
-		return nil
+	budget := 4 * time.Second // a reported ratio
+	if e.Gate.Max > 0 {
+		budget = 5 * time.Second
 	}
+	e.Describe = b.describe
+	// 8 experiments: the binary stays under 60 s even when none decides early.
+	return perf.CheckWith(b.t, e, perf.Flags.WithBudget(budget, 8*time.Second))
+}
+
+// describe says what the gated metric is and gives the throughput.
+func (b *bench) describe(res *perf.Result) []string {
 	s := res.Summaries[perf.NsPerOp]
-	c := res.Summaries[perf.P50]
+	c := res.Summaries[perf.CPUNs]
 	// Why CPU time is the gated metric: wall time per write depends on how the
 	// scheduler shares 2 CPUs between N clients, the listener and the VM's other
 	// tenants; the CPU time the clients' threads spend in their write loops does
 	// not, and it still holds every cost the kernel adds to a write, cacheline
 	// contention included (a stalled load or a failed cmpxchg is CPU time).
-	b.t.Notef("gated metric p50-ns (p99-ns): client CPU ns per write (CLOCK_THREAD_CPUTIME_ID summed over the clients, " +
-		"/ writes) of the median (99th-percentile) chunk; ns/op is wall time per write per client")
-	b.t.Notef("%d client(s) x %d writes per block: %s %.0f CPU ns/write, wall %.0f ns/write per client, %.3g writes/s; "+
-		"%s %.0f CPU ns/write, wall %.0f ns/write per client, %.3g writes/s",
-		b.n, res.OpsPerRun, res.Base, c.Base.Center, s.Base.Center, float64(b.n)*1e9/s.Base.Center,
-		res.Cond, c.Cond.Center, s.Cond.Center, float64(b.n)*1e9/s.Cond.Center)
-	return res
-}
-
-// options returns the engine options of this binary: the command line's, with a
-// per-experiment budget in the quick profile, unless -budget was given, of 5 s for
-// a gate and 4 s for a reported ratio (8 experiments: the binary stays under 60 s
-// even when none decides early).
-func options(gated bool) *perf.Options {
-	o := *perf.Flags
-	if o.Budget == 0 && o.Profile != "full" {
-		o.Budget = 4 * time.Second
-		if gated {
-			o.Budget = 5 * time.Second
-		}
-		if o.Save != "" || len(o.Baselines) > 0 {
-			// the engine then adds blocks until the ratio is known to
-			// ±threshold/4, so the saved run passes the variability gate
-			o.Budget = 8 * time.Second
-		}
+	return []string{
+		"gated metric cpu-ns/op (p99-cpu-ns/op): client CPU ns per write (CLOCK_THREAD_CPUTIME_ID summed over the clients, " +
+			"/ writes) of the median (99th-percentile) chunk; ns/op is wall time per write per client",
+		fmt.Sprintf("%d client(s) x %d writes per block: %s %.0f CPU ns/write, wall %.0f ns/write per client, %.3g writes/s; "+
+			"%s %.0f CPU ns/write, wall %.0f ns/write per client, %.3g writes/s",
+			b.n, res.OpsPerRun, res.Base, c.Base.Center, s.Base.Center, float64(b.n)*1e9/s.Base.Center,
+			res.Cond, c.Cond.Center, s.Cond.Center, float64(b.n)*1e9/s.Cond.Center),
 	}
-	return &o
 }
 
 func runOtherNone(t *harness.T, n int) {
@@ -271,7 +250,7 @@ func runOtherNone(t *harness.T, n int) {
 	none := b.cond("none", &b.shared, "", &off)
 	other := b.cond("other", &b.shared, b.other, &on)
 	b.check(b.experiment(fmt.Sprintf("other_none_n%d", n), none, other, perf.Gate{
-		Metric: perf.P50, Max: maxOtherNone,
+		Metric: perf.CPUNs, Max: maxOtherNone,
 		Why: fmt.Sprintf("gate other/none <= %.2f: with a watch elsewhere on the filesystem a write enters the out-of-line "+
 			"__fsnotify_parent(), which loads the mount's and the inode's masks and DCACHE_FSNOTIFY_PARENT_WATCHED "+
 			"and returns without touching the parent (include/linux/fsnotify.h fsnotify_parent, fs/notify/fsnotify.c "+
@@ -279,8 +258,7 @@ func runOtherNone(t *harness.T, n int) {
 			"alone measures 3-4%% here (a watch on another filesystem: 0.0%%), so the gate is the seed's 5%%. A parent "+
 			"reference per write (the patch of seed 004) adds two atomics on top and fails it; shared_private gates "+
 			"that parent cost alone at 3%%", maxOtherNone),
-	}))
-	b.checkEvents(0)
+	}, ""))
 }
 
 func runSharedPrivate(t *harness.T, n int) {
@@ -293,19 +271,18 @@ func runSharedPrivate(t *harness.T, n int) {
 	private := b.cond("private", &b.priv, "", &off)
 	shared := b.cond("shared", &b.shared, "", &off)
 	b.check(b.experiment(fmt.Sprintf("shared_private_n%d", n), private, shared, perf.Gate{
-		Metric: perf.P50, Max: maxSharedPrivate,
+		Metric: perf.CPUNs, Max: maxSharedPrivate,
 		Why: "gate shared/private <= 1.03: the filesystem has a watcher (another directory), so the write path runs " +
 			"fsnotify_parent(); it must not touch the parent dentry unless the parent watches children, so clients " +
 			"in one directory cost what clients in their own directories cost. Same CPU demand on both sides (no " +
 			"listener work), so oversubscribing 2 CPUs affects both equally; a parent reference per write " +
 			"(d_lockref cmpxchg on one cacheline from every CPU) shows here first",
-	}))
+	}, b.other))
 	// The listener has stopped with the experiment: this removal's IN_IGNORED is
 	// not counted (the instance is closed at cleanup).
 	if _, err := unix.InotifyRmWatch(b.ifd, uint32(wd)); err != nil {
 		t.Fatalf("inotify_rm_watch: %v", err)
 	}
-	b.checkEvents(0)
 }
 
 func runWatchNone(t *harness.T, n int) {
@@ -314,54 +291,70 @@ func runWatchNone(t *harness.T, n int) {
 	none := b.cond("none", &b.shared, "", &off)
 	watch := b.cond("watch", &b.shared, b.dir, &on)
 	b.check(b.experiment(fmt.Sprintf("watch_none_n%d", n), none, watch, perf.Gate{
-		Metric: perf.P50,
+		Metric: perf.CPUNs,
 		Why: "watch/none not gated in-run: it is the price of the events asked for (an event allocated and queued per " +
 			"write under the group's notification lock, which the listener also takes: fs/notify/inotify/" +
 			"inotify_fsnotify.c inotify_handle_inode_event, fs/notify/notification.c fsnotify_insert_event) and grows " +
 			"with N as the clients and the listener contend for that lock on 2 CPUs (issue 7: 1.55x at 1 client, " +
 			"2.24x at 2, wall); -baseline gates its change",
-	}))
-	b.checkEvents(b.watchWrites)
+	}, ""))
 }
 
-// checkEvents reports the listener's counts and checks them against inotify(7):
-// no IN_Q_OVERFLOW (the listener kept up: a dropped event would also make the
-// watched writes cheaper), one IN_IGNORED per inotify_rm_watch ("Watch was
-// removed explicitly (inotify_rm_watch(2))"), and in watch mode between 1 and
-// watchWrites IN_MODIFY events: one per write, except that an event identical to
-// the last one queued is merged (fs/notify/inotify/inotify_fsnotify.c
-// inotify_merge). Without a watch on the written files' directory there is none.
-func (b *bench) checkEvents(watchWrites int64) {
-	t := b.t
-	if b.lis == nil {
-		return
+// verify checks the instance's watches in fdinfo (between runs only the standing
+// watch, IN_MODIFY on the other directory, or none) and, after measuring, the
+// listener's counts against inotify(7):
+//   - no IN_Q_OVERFLOW (the listener kept up: a dropped event would also make the
+//     watched writes cheaper), and nothing but IN_MODIFY and IN_IGNORED;
+//   - one IN_IGNORED per inotify_rm_watch ("watch was removed explicitly");
+//   - IN_MODIFY: none without a watch on the written files' directory. With it,
+//     each write queues one event unless the queue's last event is identical
+//     (same wd, mask and name), which absorbs it (fs/notify/inotify/
+//     inotify_fsnotify.c inotify_merge, via fsnotify_insert_event). So at most
+//     one per watched write, and at least one per client per watched run: each
+//     run adds a fresh watch (a new wd: idr_alloc_cyclic) after the last run's
+//     IN_IGNORED, which never merges, and the clients' files have distinct
+//     names. (Between the two bounds the count depends on when the listener
+//     empties the queue: inotify_read dequeues one event at a time, so a read
+//     can also return identical events queued after it emptied the queue.)
+func (b *bench) verify(stage perf.Stage, standing string) (string, error) {
+	ws, err := inotify.ReadWatches(os.Getpid(), b.ifd)
+	if err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	switch {
+	case standing == "" && len(ws) != 0:
+		return "", fmt.Errorf("inotify fdinfo: watches %v between runs, want none", ws)
+	case standing != "":
+		if err := unix.Stat(standing, &st); err != nil {
+			return "", fmt.Errorf("stat %s: %w", standing, err)
+		}
+		if len(ws) != 1 || ws[0].Ino != st.Ino || ws[0].Dev != st.Dev || ws[0].Mask != unix.IN_MODIFY {
+			return "", fmt.Errorf("inotify fdinfo: watches %v, want exactly one IN_MODIFY watch on %s (ino %d)", ws, standing, st.Ino)
+		}
+	}
+	fd := "inotify fdinfo: no watch between runs"
+	if standing != "" {
+		fd = fmt.Sprintf("inotify fdinfo: %s on %s", ws[0], standing)
+	}
+	if stage == perf.VerifyBefore {
+		return fd, nil
 	}
 	l := b.lis
-	mod, ign, ovf, unk := l.modify.Load(), l.ignored.Load(), l.overflow.Load(), l.unknown.Load()
-	merged := "none watched"
-	if watchWrites > 0 {
-		merged = fmt.Sprintf("%.1f%% merged", 100*(1-float64(mod)/float64(watchWrites)))
+	lo, hi := b.watchRuns*int64(b.n), b.watchWrites
+	mod := l.Count(unix.IN_MODIFY)
+	got := fmt.Sprintf("listener read %s for %d watched writes in %d watched runs of %d client(s) and %d inotify_rm_watch",
+		l, b.watchWrites, b.watchRuns, b.n, b.rmCalls)
+	if mod < lo || mod > hi || l.Count(unix.IN_IGNORED) != b.rmCalls || l.Others(unix.IN_MODIFY, unix.IN_IGNORED) != 0 {
+		return "", fmt.Errorf("%s; want IN_MODIFY in [%d, %d] (one per "+
+			"watched write, identical consecutive events merged; at least one per client per run), IN_IGNORED %d, "+
+			"nothing else (no IN_Q_OVERFLOW)", got, lo, hi, b.rmCalls)
 	}
-	t.Notef("listener: %d IN_MODIFY for %d watched writes (%s), %d IN_IGNORED for %d rm_watch, %d IN_Q_OVERFLOW, %d other",
-		mod, watchWrites, merged, ign, b.rmCalls, ovf, unk)
-	if err := l.err.Load(); err != nil {
-		t.Errorf("listener: %v", *err)
+	merged := ""
+	if hi > 0 {
+		merged = fmt.Sprintf(" (%.1f%% of watched writes merged)", 100*(1-float64(mod)/float64(hi)))
 	}
-	if ovf != 0 {
-		t.Errorf("%d IN_Q_OVERFLOW: the listener did not keep up (queue limit fs.inotify.max_queued_events); no mode of this binary expects an overflow", ovf)
-	}
-	if ign != b.rmCalls {
-		t.Errorf("IN_IGNORED: got %d, want %d (one per inotify_rm_watch)", ign, b.rmCalls)
-	}
-	if unk != 0 {
-		t.Errorf("%d events other than IN_MODIFY, IN_IGNORED, IN_Q_OVERFLOW", unk)
-	}
-	switch {
-	case watchWrites == 0 && mod != 0:
-		t.Errorf("IN_MODIFY: got %d, want 0 (no watch on the written files' directory)", mod)
-	case watchWrites > 0 && (mod < 1 || mod > watchWrites):
-		t.Errorf("IN_MODIFY: got %d, want 1..%d (one per write, identical consecutive events merged)", mod, watchWrites)
-	}
+	return fd + "; " + got + merged + ": within the merge rule", nil
 }
 
 func mkdir(t *harness.T, p string) {

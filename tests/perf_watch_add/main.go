@@ -25,6 +25,7 @@ func main() {
 	harness.Main(harness.Suite{
 		Name:    suiteName,
 		Timeout: perf.CaseTimeout,
+		Flags:   perf.Flags.Register,
 		Doc:     "inotify_add_watch latency with a child-event mask vs a plain mask over 0/10k/100k(/1M) cached children",
 		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): tmpfs keeps every dentry of a live file cached, so

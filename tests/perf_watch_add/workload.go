@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
+	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
 	"golang.org/x/sys/unix"
 )
@@ -89,6 +92,10 @@ type adder struct {
 	path *byte
 	mask uint32
 	buf  []byte
+	// rmCalls counts inotify_rm_watch calls, ignored and others the events
+	// drained (IN_IGNORED, anything else).
+	rmCalls, ignored, others int64
+	countEv                  func(wd int32, mask inotify.Mask, cookie uint32, name []byte)
 }
 
 func newAdder(t *harness.T, tr *tree, mask uint32) *adder {
@@ -97,7 +104,15 @@ func newAdder(t *harness.T, tr *tree, mask uint32) *adder {
 		t.Fatalf("inotify_init1: %v", err)
 	}
 	t.Cleanup(func() { unix.Close(fd) })
-	return &adder{ifd: fd, path: tr.path, mask: mask, buf: make([]byte, 64<<10)}
+	a := &adder{ifd: fd, path: tr.path, mask: mask, buf: make([]byte, 64<<10)}
+	a.countEv = func(_ int32, m inotify.Mask, _ uint32, _ []byte) {
+		if m == unix.IN_IGNORED {
+			a.ignored++
+		} else {
+			a.others++
+		}
+	}
+	return a
 }
 
 // once adds and removes the watch and returns the add's latency in ns.
@@ -109,24 +124,116 @@ func (a *adder) once(spin int) (int64, error) {
 	if e != 0 {
 		return 0, fmt.Errorf("inotify_add_watch(mask %#x): %w", a.mask, e)
 	}
+	a.rmCalls++
 	if _, _, e := unix.Syscall(unix.SYS_INOTIFY_RM_WATCH, uintptr(a.ifd), wd, 0); e != 0 {
 		return 0, fmt.Errorf("inotify_rm_watch(%d): %w", wd, e)
 	}
 	return t1 - t0, nil
 }
 
+// check verifies the adder's instance: no watch between adds (fdinfo), one
+// IN_IGNORED and nothing else per inotify_rm_watch so far (inotify(7)), and, by
+// adding one watch and reading it back from fdinfo, that the kernel holds the
+// adder's mask on the tree's directory (then removed, and its IN_IGNORED read).
+func (a *adder) check(tr *tree) (string, error) {
+	ws, err := inotify.ReadWatches(os.Getpid(), a.ifd)
+	if err != nil {
+		return "", err
+	}
+	if len(ws) != 0 {
+		return "", fmt.Errorf("instance (mask %s): watches %v between adds, want none", inotify.Mask(a.mask), ws)
+	}
+	wd, err := unix.InotifyAddWatch(a.ifd, tr.dir, a.mask)
+	if err != nil {
+		return "", fmt.Errorf("inotify_add_watch(%s): %w", tr.dir, err)
+	}
+	ws, err = inotify.ReadWatches(os.Getpid(), a.ifd)
+	a.rmCalls++
+	if _, rerr := unix.InotifyRmWatch(a.ifd, uint32(wd)); rerr != nil && err == nil {
+		err = fmt.Errorf("inotify_rm_watch: %w", rerr)
+	}
+	if err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(tr.dirfd, &st); err != nil {
+		return "", fmt.Errorf("fstat %s: %w", tr.dir, err)
+	}
+	if len(ws) != 1 || ws[0].Ino != st.Ino || ws[0].Dev != st.Dev || ws[0].Mask != inotify.Mask(a.mask) {
+		return "", fmt.Errorf("inotify fdinfo after one add: %v, want one watch on %s (ino %d) with mask %s", ws, tr.dir, st.Ino, inotify.Mask(a.mask))
+	}
+	if err := a.drain(); err != nil {
+		return "", err
+	}
+	if a.ignored != a.rmCalls || a.others != 0 {
+		return "", fmt.Errorf("mask %s: read %d IN_IGNORED and %d other events for %d inotify_rm_watch, want one IN_IGNORED each and nothing else",
+			inotify.Mask(a.mask), a.ignored, a.others, a.rmCalls)
+	}
+	return fmt.Sprintf("%s watch added as %s, %d IN_IGNORED for %d rm_watch", inotify.Mask(a.mask), ws[0], a.ignored, a.rmCalls), nil
+}
+
 // drain reads the IN_IGNORED events that the removals queued (untimed), so the
 // queue never reaches its limit.
 func (a *adder) drain() error {
 	for {
-		_, err := unix.Read(a.ifd, a.buf)
+		n, err := unix.Read(a.ifd, a.buf)
 		switch err {
-		case nil, unix.EINTR:
+		case nil:
+			if err := inotify.Walk(a.buf[:n], a.countEv); err != nil {
+				return err
+			}
+		case unix.EINTR:
 		case unix.EAGAIN:
 			return nil
 		default:
 			return fmt.Errorf("read inotify: %w", err)
 		}
+	}
+}
+
+// entries counts the directory's entries other than . and .. (getdents64).
+func (tr *tree) entries(buf []byte) (int, error) {
+	if _, err := unix.Seek(tr.dirfd, 0, 0); err != nil {
+		return 0, fmt.Errorf("lseek: %w", err)
+	}
+	n := 0
+	for {
+		k, err := unix.Getdents(tr.dirfd, buf)
+		if err != nil {
+			return 0, fmt.Errorf("getdents64 %s: %w", tr.dir, err)
+		}
+		if k == 0 {
+			return n - 2, nil
+		}
+		for off := 0; off < k; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			n++
+			off += reclen
+		}
+	}
+}
+
+// verifier returns the Verify of an experiment on tr with the two adders: the
+// directory holds exactly tr.k children, and each adder's check holds.
+func verifier(tr *tree, adders ...*adder) func(perf.Stage, string) (string, error) {
+	buf := make([]byte, 64<<10)
+	return func(perf.Stage, string) (string, error) {
+		n, err := tr.entries(buf)
+		if err != nil {
+			return "", err
+		}
+		if n != tr.k {
+			return "", fmt.Errorf("%s has %d children, want %d", tr.dir, n, tr.k)
+		}
+		parts := []string{fmt.Sprintf("%s has %d children", tr.dir, n)}
+		for _, a := range adders {
+			what, err := a.check(tr)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, what)
+		}
+		return strings.Join(parts, "; "), nil
 	}
 }
 
@@ -173,18 +280,7 @@ func chunks(k int) int {
 
 // options returns the command line's engine options with a budget per experiment
 // in the quick profile, unless -budget was given: 4 s, 12 s with -save/-baseline.
-func options() *perf.Options {
-	o := *perf.Flags
-	if o.Budget == 0 && o.Profile != "full" {
-		o.Budget = 4 * time.Second
-		if o.Save != "" || len(o.Baselines) > 0 {
-			// the engine then adds blocks until the ratio is known to
-			// ±threshold/4, so the saved run passes the variability gate
-			o.Budget = 12 * time.Second
-		}
-	}
-	return &o
-}
+func options() *perf.Options { return perf.Flags.WithBudget(4*time.Second, 12*time.Second) }
 
 func experiment(name string, tr *tree, plain, child *adder) *perf.Experiment {
 	return &perf.Experiment{
@@ -193,6 +289,7 @@ func experiment(name string, tr *tree, plain, child *adder) *perf.Experiment {
 		OpsPerRun: opsPerRun(tr.k), Chunks: chunks(tr.k),
 		Gate: perf.Gate{Metric: perf.P50, Why: "child/plain add latency reported here; its verdict comes from -baseline " +
 			"(pre-registered threshold on the ratio against a saved run)"},
+		Verify: verifier(tr, plain, child),
 	}
 }
 
@@ -212,7 +309,12 @@ func runEmpty(t *harness.T) {
 func runCached(t *harness.T, k, ref int) {
 	tr := buildTree(t, t.Path("big"), k)
 	plain, child := newAdder(t, tr, plainMask), newAdder(t, tr, childMask)
-	res := perf.CheckWith(t, experiment(fmt.Sprintf("add_cached_%s", sizeName(k)), tr, plain, child), options())
+	e := experiment(fmt.Sprintf("add_cached_%s", sizeName(k)), tr, plain, child)
+	e.Gate.DecidedBy = "the walk_vs_readdir guard"
+	if ref > 0 {
+		e.Gate.DecidedBy = "the walk_vs_readdir and growth guards"
+	}
+	res := perf.CheckWith(t, e, options())
 	if res != nil {
 		s := res.Summaries[perf.P50]
 		t.Notef("walk: child %.3f ms - plain %.1f µs = %.1f ns per cached child (p50 medians)",
@@ -360,6 +462,9 @@ func guards(t *harness.T, sides []*side) {
 	for _, s := range sides {
 		s.perChild, s.dirPerChild = s.perChild[:0], s.dirPerChild[:0]
 	}
+	// The engine's sequential rule: at most perf.MaxLooks looks, each at the
+	// confidence that keeps the error over all of them within 1-conf.
+	looks := perf.NewLooks(16, conf)
 	var wvs, growth perf.Interval
 	for r := 0; ; r++ {
 		for i := range sides {
@@ -368,24 +473,25 @@ func guards(t *harness.T, sides []*side) {
 				t.Fatalf("%v", err)
 			}
 		}
-		if r < 15 || r%5 != 0 && time.Now().Before(stop) {
+		out := !time.Now().Before(stop)
+		if !looks.Due(r+1, out) {
 			continue
 		}
-		wvs = perf.MedianCI(sides[0].walkVsReaddir(), conf)
+		wvs = perf.MedianCI(sides[0].walkVsReaddir(), looks.PerLook())
 		done := decided(wvs, maxWalkVsReaddir)
 		if len(sides) > 1 {
-			growth = perf.RatioCI(sides[0].perChild, sides[1].perChild, conf)
+			growth = perf.RatioCI(sides[0].perChild, sides[1].perChild, looks.PerLook())
 			done = done && decided(growth, maxGrowth)
 		}
-		if done || !time.Now().Before(stop) {
+		if done || out || looks.Last() {
 			break
 		}
 	}
 	s0 := sides[0]
 	pc := perf.MedianCI(s0.perChild, conf)
 	sp := perf.MedianCI(s0.dirPerChild, conf)
-	t.Notef("guard rounds: %d; %d children: walk %.1f ns/child [%.1f,%.1f], readdir %.1f ns/child [%.1f,%.1f]",
-		len(s0.perChild), s0.tr.k, pc.Center, pc.Lo, pc.Hi, sp.Center, sp.Lo, sp.Hi)
+	t.Notef("guard rounds: %d, %d looks at %.4g%% each (at most %d: %.3g%% over all); %d children: walk %.1f ns/child [%.1f,%.1f], readdir %.1f ns/child [%.1f,%.1f]",
+		len(s0.perChild), looks.Taken(), 100*looks.PerLook(), perf.MaxLooks, 100*conf, s0.tr.k, pc.Center, pc.Lo, pc.Hi, sp.Center, sp.Lo, sp.Hi)
 	report(t, "walk_vs_readdir", wvs, maxWalkVsReaddir,
 		fmt.Sprintf("walk per child / readdir per child at %d children", s0.tr.k))
 	if len(sides) > 1 {
@@ -440,11 +546,8 @@ type mutator struct {
 
 func (m *mutator) loop(cpu int, started chan<- error) {
 	defer close(m.done)
-	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		started <- fmt.Errorf("mutator: sched_setaffinity(cpu %d): %w", cpu, err)
+	if err := perf.PinForever(cpu); err != nil {
+		started <- fmt.Errorf("mutator: %w", err)
 		return
 	}
 	started <- nil
@@ -481,6 +584,11 @@ func runMutators(t *harness.T) {
 	const k, cycles = 100_000, 15
 	tr := buildTree(t, t.Path("big"), k)
 	plain, child := newAdder(t, tr, plainMask), newAdder(t, tr, childMask)
+	what, err := verifier(tr, plain, child)(perf.VerifyBefore, "gate")
+	if err != nil {
+		t.Fatalf("verify before: %v", err)
+	}
+	t.Notef("verify before: %s", what)
 	plan, err := perf.PlanCPUs()
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -534,6 +642,18 @@ func runMutators(t *harness.T) {
 	t.Notef("mutator: %d unlink+mknod pairs in %.2f s, max %.3f ms per pair (a child-event add holds the directory "+
 		"dentry's d_lock for its whole walk, fs/notify/fsnotify.c fsnotify_set_children_dentry_flags, so a create or "+
 		"unlink in the directory can wait up to that long)", m.ops.Load(), el, float64(m.maxN.Load())/1e6)
+	// The mutator recreates what it unlinks: the tree must still hold k children,
+	// and the adders' watches must have come and gone as asked.
+	what, err = verifier(tr, plain, child)(perf.VerifyAfter, "gate")
+	if err != nil {
+		t.Fatalf("verify after: %v", err)
+	}
+	t.Notef("verify after: %s", what)
+	if m.ops.Load() == 0 {
+		t.Fatalf("the mutator made no unlink+mknod: the adds ran without concurrent mutation")
+	}
+	perf.Reported(t, "child add median %.3f ms with a concurrent mutator (worst mutator pair %.3f ms)",
+		perf.Median(cl)/1e6, float64(m.maxN.Load())/1e6)
 }
 
 func slicesMax(xs []float64) float64 {

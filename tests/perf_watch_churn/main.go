@@ -11,8 +11,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -22,10 +20,10 @@ import (
 const suiteName = "perf_watch_churn"
 
 func main() {
-	preloadBaselines()
 	harness.Main(harness.Suite{
 		Name:    suiteName,
 		Timeout: perf.CaseTimeout,
+		Flags:   perf.Flags.Register,
 		Doc:     "P workers add/remove inotify watches on 96 instance/inode pairs: distinct inodes vs the shared-inode control",
 		Needs:   []*feature.Feature{feature.Inotify},
 		// tmpfs only (no suffix): the seed's filesystem; connector handling is
@@ -55,37 +53,4 @@ func cases() []harness.Case {
 		})
 	}
 	return out
-}
-
-// argValues returns the values given to -name (or --name, -name=v) on the command
-// line, before the harness parses it.
-func argValues(name string) []string {
-	var out []string
-	args := os.Args[1:]
-	for i, a := range args {
-		if a == "--" {
-			break
-		}
-		a = "-" + strings.TrimLeft(a, "-")
-		switch {
-		case strings.HasPrefix(a, "-"+name+"="):
-			out = append(out, strings.TrimPrefix(a, "-"+name+"="))
-		case a == "-"+name && i+1 < len(args):
-			out = append(out, args[i+1])
-		}
-	}
-	return out
-}
-
-// baselines holds the -baseline files, read before harness.Main: the binary later
-// mounts its workspace tmpfs over /tmp, where they may be, and check needs the
-// saved samples for the seed's CV gate (the engine keeps its own copy private).
-var baselines = map[string]*perf.SavedFile{}
-
-func preloadBaselines() {
-	for _, p := range argValues("baseline") {
-		if f, err := perf.Load(p); err == nil {
-			baselines[p] = f
-		}
-	}
 }

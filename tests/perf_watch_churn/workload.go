@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
@@ -45,11 +46,28 @@ type churn struct {
 	ncpu    int
 	buf     []byte
 	created int
+	keeper  *inotify.Instance
+	target  string // the shared inode's first name
+	// rmCalls counts inotify_rm_watch calls, ignored the IN_IGNORED events
+	// drained, others any other event drained.
+	rmCalls, ignored, others int64
+	countEv                  func(wd int32, mask inotify.Mask, cookie uint32, name []byte)
 }
 
 func runChurn(t *harness.T, p int) {
 	n := instancesAvailable(t, nPairs+1)
+	if n-1 < nPairs {
+		// The seed's condition is 96 pairs; fewer would measure something else.
+		t.Skipf("only %d inotify instances available, the workload needs %d (fs.inotify.max_user_instances could not be raised)", n, nPairs+1)
+	}
 	c := &churn{t: t, p: p, elapsed: make([]atomic.Int64, p), buf: make([]byte, 64<<10), created: n - 1}
+	c.countEv = func(_ int32, mask inotify.Mask, _ uint32, _ []byte) {
+		if mask == unix.IN_IGNORED {
+			c.ignored++
+		} else {
+			c.others++
+		}
+	}
 	dir := t.Dir()
 	for i := 0; i < c.created; i++ {
 		c.dist = append(c.dist, cpath(t, filepath.Join(dir, fmt.Sprintf("d-%02d", i))))
@@ -75,6 +93,7 @@ func runChurn(t *harness.T, p int) {
 	if _, err := keeper.AddWatch(target, keeperMask); err != nil {
 		t.Fatalf("keeper: %v", err)
 	}
+	c.keeper, c.target = keeper, target
 	for i := 0; i < c.created; i++ {
 		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 		if err != nil {
@@ -108,8 +127,10 @@ func runChurn(t *harness.T, p int) {
 	e := &perf.Experiment{
 		Suite: suiteName, Name: fmt.Sprintf("churn_p%d", p), Latency: true, FSPath: dir,
 		Base: c.condition("shared", &c.shared), Cond: c.condition("distinct", &c.dist),
-		OpsPerRun: roundsRun, Chunks: 5,
-		Gate: perf.Gate{Metric: perf.P50, Max: maxRatio,
+		OpsPerRun: roundsRun, Chunks: 5, CPUTime: true,
+		Verify:       c.verify,
+		BaselineGate: variabilityGate,
+		Gate: perf.Gate{Metric: perf.CPUNs, Max: maxRatio,
 			Why: fmt.Sprintf("gate distinct/shared <= %.2f on the median round's aggregate worker ns/watch: the distinct "+
 				"side does the control's work plus one inode connector created and destroyed per watch "+
 				"(fs/notify/mark.c fsnotify_add_mark_list / fsnotify_put_mark, since 94bd01253c3d also the sb's "+
@@ -117,7 +138,77 @@ func runChurn(t *harness.T, p int) {
 				"control serializes on one connector); 25%% is room for that creation (and this VM's noise), not for a connector costing "+
 				"a quarter of an add/remove", maxRatio)},
 	}
-	check(t, e, c)
+	e.Describe = func(res *perf.Result) []string {
+		_, cond := res.BlockValues(perf.CPUNs)
+		return []string{fmt.Sprintf("distinct aggregate CPU ns/watch over blocks: CV %.1f%% (seed's variability gate %.0f%%, applied with -baseline)",
+			100*coefVar(cond), 100*maxCV)}
+	}
+	perf.CheckWith(t, e, perf.Flags.WithBudget(6*time.Second, 20*time.Second))
+}
+
+// verify checks the setup the ratio depends on: 96 instances with no watch left
+// between rounds (inotify fdinfo), the keeper's IN_DELETE_SELF watch on the
+// shared inode (which keeps its connector attached), that inode's 96+1 names,
+// and, after measuring, one IN_IGNORED and nothing else drained per
+// inotify_rm_watch (inotify(7): "watch was removed explicitly").
+func (c *churn) verify(stage perf.Stage, _ string) (string, error) {
+	for i, fd := range c.fds {
+		ws, err := inotify.ReadWatches(os.Getpid(), fd)
+		if err != nil {
+			return "", err
+		}
+		if len(ws) != 0 {
+			return "", fmt.Errorf("instance %d: watches %v between rounds, want none", i, ws)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(c.target, &st); err != nil {
+		return "", fmt.Errorf("stat %s: %w", c.target, err)
+	}
+	if st.Nlink != uint64(len(c.shared)+1) {
+		return "", fmt.Errorf("%s has %d names, want %d (one per pair and its own)", c.target, st.Nlink, len(c.shared)+1)
+	}
+	ks, err := c.keeper.Watches()
+	if err != nil {
+		return "", err
+	}
+	if len(ks) != 1 || ks[0].Ino != st.Ino || ks[0].Dev != st.Dev || ks[0].Mask != keeperMask {
+		return "", fmt.Errorf("keeper fdinfo: %v, want one IN_DELETE_SELF watch on the shared inode %d", ks, st.Ino)
+	}
+	what := fmt.Sprintf("%d instances with no watch between rounds, %d distinct files, shared inode with %d names and the keeper's %s",
+		len(c.fds), len(c.dist), st.Nlink, ks[0])
+	if stage == perf.VerifyBefore {
+		return what, nil
+	}
+	if err := c.drain(); err != nil {
+		return "", err
+	}
+	if c.ignored != c.rmCalls || c.others != 0 {
+		return "", fmt.Errorf("drained %d IN_IGNORED and %d other events for %d inotify_rm_watch, want one IN_IGNORED each and nothing else",
+			c.ignored, c.others, c.rmCalls)
+	}
+	return fmt.Sprintf("%s; %d IN_IGNORED for %d inotify_rm_watch", what, c.ignored, c.rmCalls), nil
+}
+
+// variabilityGate is seed 001's variability gate for -baseline: the coefficient
+// of variation of the distinct side's per-block medians must be <= 15% in this
+// run and in each baseline, else the comparison is undecided (the seed excluded
+// its 16-worker run for that).
+func variabilityGate(cur *perf.Result, before []*perf.Result) (perf.Verdict, string) {
+	for i, old := range before {
+		if old == nil {
+			continue
+		}
+		_, oc := old.BlockValues(perf.CPUNs)
+		if cv := coefVar(oc); cv > maxCV {
+			return perf.Undecided, fmt.Sprintf("variability gate: baseline %d CV %.1f%% > %.0f%%", i+1, 100*cv, 100*maxCV)
+		}
+	}
+	_, cc := cur.BlockValues(perf.CPUNs)
+	if cv := coefVar(cc); cv > maxCV {
+		return perf.Undecided, fmt.Sprintf("variability gate: this run's CV %.1f%% > %.0f%%", 100*cv, 100*maxCV)
+	}
+	return perf.Pass, fmt.Sprintf("variability gate: CV <= %.0f%% in every run", 100*maxCV)
 }
 
 // job is worker id's part of a round: it waits for the other workers (when each
@@ -134,7 +225,7 @@ func (c *churn) job(id int) unix.Errno {
 		}
 	}
 	spin := int(c.spin.Load())
-	t0 := threadCPU()
+	t0 := perf.ThreadCPU()
 	for i := id; i < len(paths); i += c.p {
 		wd, _, e := unix.Syscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(c.fds[i]), uintptr(unsafe.Pointer(paths[i])), watchMask)
 		if e != 0 {
@@ -145,18 +236,8 @@ func (c *churn) job(id int) unix.Errno {
 		}
 		perf.Spin(spin)
 	}
-	c.elapsed[id].Store(threadCPU() - t0)
+	c.elapsed[id].Store(perf.ThreadCPU() - t0)
 	return 0
-}
-
-// threadCPU returns the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns.
-// A worker's time is its CPU time, not wall time: on a 2-CPU VM shared with other
-// tenants a preempted worker would otherwise be charged for others' work, while
-// every cost of an add/remove, spinning on a contended lock included, is CPU time.
-func threadCPU() int64 {
-	var ts unix.Timespec
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_THREAD_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
 }
 
 // condition runs r.N rounds on paths; op i's latency is the round's aggregate
@@ -173,6 +254,7 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 			}
 			c.paths.Store(paths)
 			c.spin.Store(int64(r.Spin))
+			c.rmCalls += int64(r.N) * int64(len(*paths))
 			for i := 0; i < r.N; i++ {
 				c.ready.Store(0)
 				if err := c.crew.Run(); err != nil {
@@ -192,101 +274,22 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 func (c *churn) drain() error {
 	for _, fd := range c.fds {
 		for {
-			_, err := unix.Read(fd, c.buf)
+			n, err := unix.Read(fd, c.buf)
 			if err == unix.EAGAIN {
 				break
 			}
-			if err != nil && err != unix.EINTR {
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
 				return fmt.Errorf("read inotify: %w", err)
+			}
+			if err := inotify.Walk(c.buf[:n], c.countEv); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
-}
-
-// check measures e, prints the figures, records it for -save, and decides: the
-// in-run gate, and with -baseline the engine's comparison plus the seed's CV gate
-// (the coefficient of variation of the distinct side's per-block medians must be
-// <= 15%, else the comparison is undecided, as seed 001 excluded its 16-worker run).
-// harness/perf.CheckWith has no hook for an extra variability gate, so this is
-// CheckWith's sequence with that gate inserted before the verdict.
-func check(t *harness.T, e *perf.Experiment, c *churn) {
-	o := options()
-	res, err := e.Measure(o, t.Deadline())
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	for _, l := range res.Figures() {
-		t.Notef("%s", l)
-	}
-	if c.created != nPairs {
-		t.Notef("sized down: %d instance/inode pairs instead of %d (fs.inotify.max_user_instances)", c.created, nPairs)
-	}
-	if err := perf.Record(res, o); err != nil {
-		t.Errorf("%v", err)
-	}
-	_, cond := res.BlockValues(perf.P50)
-	cv := coefVar(cond)
-	t.Notef("distinct aggregate ns/watch over blocks: CV %.1f%% (seed's variability gate %.0f%%, applied with -baseline)", 100*cv, 100*maxCV)
-	v, reason := res.Verdict, res.Reason
-	if len(o.Baselines) > 0 {
-		var files []*perf.SavedFile
-		for _, p := range o.Baselines {
-			f := baselines[p]
-			if f == nil {
-				t.Fatalf("baseline %s: not readable when the binary started", p)
-			}
-			files = append(files, f)
-			t.Notef("baseline %s: kernel %s", p, f.Env.Kernel)
-		}
-		rows := perf.Compare(res, files, o)
-		t.Notef("this run: kernel %s; pre-registered regression threshold +%.1f%% on the gated ratio", res.Env.Kernel, 100*o.Threshold)
-		for _, l := range perf.Table(rows, o.Baselines) {
-			t.Notef("%s", l)
-		}
-		for _, r := range rows {
-			if !r.Gated {
-				continue
-			}
-			bv, br := r.Verdict, r.Reason
-			for i, f := range files {
-				if old := f.Find(res.Name, res.Mode); old != nil {
-					_, oc := old.BlockValues(perf.P50)
-					if ocv := coefVar(oc); ocv > maxCV {
-						bv, br = perf.Undecided, fmt.Sprintf("variability gate: baseline %d CV %.1f%% > %.0f%%; %s", i+1, 100*ocv, 100*maxCV, br)
-					}
-				}
-			}
-			if cv > maxCV {
-				bv, br = perf.Undecided, fmt.Sprintf("variability gate: this run's CV %.1f%% > %.0f%%; %s", 100*cv, 100*maxCV, br)
-			}
-			v, reason = worse(v, reason, bv, "baseline: "+br)
-		}
-	}
-	switch v {
-	case perf.Fail:
-		t.Errorf("%s", reason)
-	case perf.Undecided:
-		if t.Strict() || o.Strict {
-			t.Errorf("undecided (failure under -strict): %s", reason)
-			return
-		}
-		t.Skipf("%s", reason)
-	default:
-		t.Notef("%s", reason)
-	}
-}
-
-// worse combines two verdicts: a failure wins, then undecided, then pass.
-func worse(v1 perf.Verdict, r1 string, v2 perf.Verdict, r2 string) (perf.Verdict, string) {
-	rank := map[perf.Verdict]int{perf.Fail: 3, perf.Undecided: 2, perf.Pass: 1}
-	switch {
-	case rank[v2] > rank[v1]:
-		return v2, r2 + "; " + r1
-	case rank[v2] == rank[v1]:
-		return v1, r1 + "; " + r2
-	}
-	return v1, r1
 }
 
 func coefVar(xs []float64) float64 {
@@ -302,21 +305,6 @@ func coefVar(xs []float64) float64 {
 		ss += (x - m) * (x - m)
 	}
 	return math.Sqrt(ss/float64(len(xs)-1)) / m
-}
-
-// options returns the command line's engine options with a budget per experiment
-// in the quick profile, unless -budget was given: 6 s, 20 s with -save/-baseline.
-func options() *perf.Options {
-	o := *perf.Flags
-	if o.Budget == 0 && o.Profile != "full" {
-		o.Budget = 6 * time.Second
-		if o.Save != "" || len(o.Baselines) > 0 {
-			// the engine then adds blocks until the ratio is known to
-			// ±threshold/4, so the saved run passes the variability gate
-			o.Budget = 20 * time.Second
-		}
-	}
-	return &o
 }
 
 func cpath(t *harness.T, p string) *byte {
