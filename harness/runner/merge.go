@@ -120,6 +120,9 @@ func (m *merger) finish(i int, o *Outcome) {
 		m.lineLocked(i, strings.TrimRight(string(b.partial), "\r"))
 		b.partial = nil
 	}
+	for _, l := range o.Closing {
+		m.lineLocked(i, l)
+	}
 	for m.next < len(m.outcomes) {
 		m.flushLocked(m.next)
 		if m.outcomes[m.next] == nil {

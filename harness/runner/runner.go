@@ -52,6 +52,9 @@ type Options struct {
 	Live bool
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
+	// Lister names a binary's cases when its stream ends early, so that the
+	// runner can close its block with every case named (default ListCases).
+	Lister Lister
 }
 
 // Outcome is what became of one binary.
@@ -79,6 +82,9 @@ type Outcome struct {
 	Elapsed time.Duration
 	Stdout  []byte
 	Stderr  []byte
+	// Closing are the lines the runner added to the binary's stream to
+	// close it after it ended early (see closingLines); part of Stream.
+	Closing []string
 }
 
 // Report is a whole run.
@@ -107,6 +113,9 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	}
 	if opt.Out == nil {
 		opt.Out = io.Discard
+	}
+	if opt.Lister == nil {
+		opt.Lister = ListCases
 	}
 	bins = Order(bins)
 	start := time.Now()
@@ -163,6 +172,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 						prog.running(i)
 						o = runOne(ctx, bins[i], opt, prog.counter(i), m.stream(i))
 					}
+					closeEarlyEnd(ctx, o, opt)
 					judge(o, opt.Timeout, opt.Strict)
 					prog.done(i, o)
 					m.finish(i, o)
@@ -234,15 +244,54 @@ func (r *Report) writeFiles(suite string) error {
 	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
 }
 
-// runOne runs b to completion, to its deadline, or to ctx's end.
-func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
-	o := &Outcome{Binary: b, ExitCode: -1}
+// args are the arguments b runs with.
+func (opt Options) args(b Binary) []string {
 	args := append([]string(nil), opt.PassArgs...)
 	if b.IsPerf() {
 		args = append(args, opt.PerfArgs...)
 	}
-	args = append(args, b.Args...)
-	cmd := exec.Command(b.Path, args...)
+	return append(args, b.Args...)
+}
+
+// closeEarlyEnd fills o.Closing when b's stream ended before every case was
+// reported (a timeout, a signal, a crash, an interrupt): the cases it did not
+// report, by name (from the Lister), the one it was in marked not ok with
+// why, the others skipped as not run.
+func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
+	if o.StartErr != nil {
+		return
+	}
+	st := tap.ParseString(string(o.Stdout))
+	missing := st.Plan < 0 || st.Counts()[tap.StatusMissing] > 0
+	if !missing && !o.TimedOut && o.Signal == "" && !o.Interrupted {
+		return
+	}
+	cases, err := opt.Lister(context.WithoutCancel(ctx), o.Binary, opt.args(o.Binary))
+	if err != nil {
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: cannot name the cases it did not report: %v", o.Binary.Name, err))
+		return
+	}
+	name := o.Binary.Name
+	var killed, why string
+	switch {
+	case o.TimedOut:
+		killed, why = fmt.Sprintf("%s killed by the runner after %s seconds (-timeout)", name, seconds(opt.Timeout)), string(tap.Timeout)
+	case o.Interrupted && o.Elapsed == 0:
+		killed = "the run was interrupted before " + name + " started"
+	case o.Interrupted:
+		killed, why = fmt.Sprintf("%s stopped: the run was interrupted", name), "FAIL"
+	case o.Signal != "":
+		killed, why = fmt.Sprintf("%s killed by signal %s", name, o.Signal), "FAIL"
+	default:
+		killed, why = fmt.Sprintf("%s exited with status %d before reporting it", name, o.ExitCode), "FAIL"
+	}
+	o.Closing = closingLines(st, cases, killed, why)
+}
+
+// runOne runs b to completion, to its deadline, or to ctx's end.
+func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
+	o := &Outcome{Binary: b, ExitCode: -1}
+	cmd := exec.Command(b.Path, opt.args(b)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	outW, errW := io.Writer(&stdout), io.Writer(&stderr)

@@ -23,7 +23,14 @@ const stderrTail = 10
 // judge parses o's stream and decides o.Node: the exit status and the stream
 // must agree, and anything truncated, killed or inconsistent is a failure.
 func judge(o *Outcome, timeout time.Duration, strict bool) {
-	st := tap.ParseString(string(o.Stdout))
+	stream := string(o.Stdout)
+	if len(o.Closing) > 0 {
+		if stream != "" && !strings.HasSuffix(stream, "\n") {
+			stream += "\n"
+		}
+		stream += strings.Join(o.Closing, "\n") + "\n"
+	}
+	st := tap.ParseString(stream)
 	o.Stream = st
 	n := &tap.Node{
 		Name: o.Binary.Name, Status: tap.StatusFail, Plan: st.Plan, SkipAll: st.SkipAll,
