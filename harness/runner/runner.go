@@ -52,9 +52,14 @@ type Options struct {
 	Live bool
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
+	// Log receives the runner's own messages (a results directory that
+	// stopped taking writes), once each. Nil: none.
+	Log io.Writer
 	// Lister names a binary's cases when its stream ends early, so that the
 	// runner can close its block with every case named (default ListCases).
 	Lister Lister
+
+	errs *writeErrors
 }
 
 // Outcome is what became of one binary.
@@ -95,6 +100,9 @@ type Report struct {
 	Interrupted bool
 	Elapsed     time.Duration
 	ResultsDir  string
+	// WriteErr is the first write to the results directory that failed (a
+	// full or failing disk): the run went on, its files are incomplete.
+	WriteErr error
 }
 
 // Run runs bins (perf_* binaries alone, after all others) and returns the
@@ -120,7 +128,9 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	bins = Order(bins)
 	start := time.Now()
 	rep := &Report{ResultsDir: opt.ResultsDir}
-	out := opt.Out
+	errs := &writeErrors{log: opt.Log}
+	opt.errs = errs
+	out := io.Writer(newSink(opt.Out, "the merged stream to stdout", errs))
 	var tapFile *os.File
 	if opt.ResultsDir != "" {
 		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
@@ -142,7 +152,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 		}
 		defer f.Close()
 		tapFile = f
-		out = io.MultiWriter(opt.Out, f)
+		out = io.MultiWriter(out, newSink(f, filepath.Join(opt.ResultsDir, "results.tap"), errs))
 	}
 
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
@@ -173,7 +183,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 						o = runOne(ctx, bins[i], opt, prog.counter(i), m.stream(i))
 					}
 					closeEarlyEnd(ctx, o, opt)
-					judge(o, opt.Timeout, opt.Strict)
+					judge(o, opt.Timeout, opt.Strict, opt.args(bins[i]))
 					prog.done(i, o)
 					m.finish(i, o)
 				}
@@ -202,14 +212,15 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	}
 	if tapFile != nil {
 		if err := tapFile.Close(); err != nil {
-			return rep, fmt.Errorf("writing merged tap file: %w", err)
+			errs.add("closing results.tap", err)
 		}
 	}
 	if opt.ResultsDir != "" {
 		if err := rep.writeFiles(opt.Suite); err != nil {
-			return rep, err
+			errs.add("results directory", err)
 		}
 	}
+	rep.WriteErr = errs.err()
 	return rep, nil
 }
 
@@ -302,18 +313,23 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 	}
 	if opt.ResultsDir != "" {
 		base := filepath.Join(opt.ResultsDir, "logs", b.Name)
-		if f, err := os.Create(base + ".stdout"); err == nil {
+		for _, l := range []struct {
+			w    *io.Writer
+			name string
+		}{{&outW, base + ".stdout"}, {&errW, base + ".stderr"}} {
+			f, err := os.Create(l.name)
+			if err != nil {
+				opt.errs.add("creating a log", err)
+				continue
+			}
 			defer f.Close()
-			outW = io.MultiWriter(outW, f)
-		}
-		if f, err := os.Create(base + ".stderr"); err == nil {
-			defer f.Close()
-			errW = io.MultiWriter(errW, f)
+			*l.w = io.MultiWriter(*l.w, newSink(f, l.name, opt.errs))
 		}
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	// A grandchild that keeps the pipes open must not hold the runner.
-	cmd.WaitDelay = opt.KillGrace + 2*time.Second
+	// A grandchild that keeps the pipes open must not hold the runner long
+	// after the binary itself ended.
+	cmd.WaitDelay = 2 * time.Second
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -344,11 +360,11 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 			o.Interrupted = true
 			mu.Unlock()
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		killTree(pgid, syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(opt.KillGrace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killTree(pgid, syscall.SIGKILL)
 		}
 	}()
 	err := cmd.Wait()

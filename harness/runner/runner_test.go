@@ -344,6 +344,11 @@ func TestReadRuntest(t *testing.T) {
 		},
 		{name: "missing_command", in: "lonely\n", wantErr: `runtest line 1: want "<tag> <command> [args]", got "lonely"`},
 		{name: "duplicate_tag", in: "a /bin/true\na /bin/false\n", wantErr: `runtest line 2: tag "a" already used on line 1`},
+		{name: "quoted_args", in: `q sh -c "echo 'a b'" it\'s 'x y' "d\"q"` + "\n",
+			want: []Binary{{Name: "q", Path: lookPath(t, "sh"), Args: []string{"-c", "echo 'a b'", "it's", "x y", `d"q`}}}},
+		{name: "unterminated_quote", in: `q sh -c "echo` + "\n", wantErr: `runtest line 1: unterminated " quote in "q sh -c \"echo"`},
+		{name: "junk_tag", in: "../evil /bin/true\n", wantErr: `runtest line 1: tag "../evil": want letters, digits, '_', '.' or '-'`},
+		{name: "junk_tag_shell", in: "a;b /bin/true\n", wantErr: `runtest line 1: tag "a;b": want letters, digits, '_', '.' or '-'`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

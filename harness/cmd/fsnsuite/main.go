@@ -56,6 +56,9 @@ perf_* last and alone) and prints one merged TAP stream on stdout.
 
 Exit status (kselftest): 0 all passed, 1 a failure, 4 everything skipped.
 With -exit ltp: 0 pass, 1 fail, 2 broken (timeout, crash), 32 all skipped.
+Either way 2 is also a usage or environment error: a bad flag or runtest
+file, or a results directory that cannot be written (the TAP stream on
+stdout is complete even then).
 
 flags:
 `
@@ -66,11 +69,9 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	// A bad flag gets one line and a pointer to -h, not the whole usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	var (
 		runtest     = fs.String("f", "", "read the binaries from an LTP runtest `file` (\"<tag> <command> [args]\" lines)")
 		dir         = fs.String("dir", "", "`directory` of the test binaries (default: the directory of this executable)")
@@ -96,12 +97,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "fsnsuite: %v; see -h\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q; see -h\n", fs.Args())
 		return 2
 	}
 	fail := func(format string, a ...any) int {
@@ -114,6 +119,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *exitConv != "kselftest" && *exitConv != "ltp" {
 		return fail("unknown -exit %q (want kselftest or ltp)", *exitConv)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", *timeout}, {"case-timeout", *caseTimeout}, {"vm-timeout", *vmTimeout}} {
+		if d.v < 0 {
+			return fail("-%s %v is negative (0 means no limit)", d.name, d.v)
+		}
+	}
+	if *jobs < 1 {
+		return fail("-j %d: want 1 or more", *jobs)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -129,6 +145,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// A reader of stdout that goes away (fsnsuite | head) must not kill the
+	// runner and, through their pipes, the binaries: with SIGPIPE caught,
+	// the write fails instead and the run goes on.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	if *kernel != "" {
 		return runInVM(ctx, fs, set, vmRequest{
@@ -222,15 +244,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Out:        stdout,
 		Progress:   stderr,
 		Live:       isTerminal(stderr),
+		Log:        stderr,
 	})
-	if rep != nil {
-		rep.WriteSummary(stderr)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
-		if rep == nil {
-			return 1
-		}
+		// Nothing ran: the results directory is unusable (read-only,
+		// not a directory): an environment error, LTP's TBROK.
+		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
+		return 2
+	}
+	rep.WriteSummary(stderr)
+	if *exitConv == "ltp" {
+		rep.WriteLTPSummary(stdout)
+	}
+	if rep.WriteErr != nil {
+		fmt.Fprintf(stderr, "fsnsuite: the results in %s are incomplete: %v\n", resDir, rep.WriteErr)
+		return 2
 	}
 	return rep.ExitCode(*exitConv == "ltp")
 }
