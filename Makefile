@@ -3,7 +3,8 @@
 #   make            build every test binary and the runner into bin/ (static)
 #   make check      run the suite (needs root): bin/fsnsuite, results in results/
 #   make test       go vet + unit tests + the suite
-#   make install    DESTDIR= PREFIX=/usr/local
+#   make install    DESTDIR= PREFIX=/usr/local (also kselftest and LTP trees)
+#   make dist       dist/fsnsuite.tar.gz, relocatable
 #   make clean
 
 GO        ?= go
@@ -22,7 +23,7 @@ GOBUILD := $(GO) build -trimpath -ldflags='-s -w'
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
-.PHONY: all build check test vet unit clean install
+.PHONY: all build check test vet unit clean
 all: build
 
 build:
@@ -42,14 +43,10 @@ unit:
 
 test: vet unit check
 
-install: build
-	install -d $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/runtest
-	install -m 0755 $(addprefix $(BIN)/,$(TESTS)) $(BIN)/fsnsuite $(DESTDIR)$(LIBEXEC)/
-	ln -sf ../libexec/fsnsuite/fsnsuite $(DESTDIR)$(PREFIX)/bin/fsnsuite
-	install -m 0644 runtest/fsnsuite $(DESTDIR)$(SHARE)/runtest/fsnsuite
-
 clean:
-	rm -rf $(BIN) results
+	rm -rf $(BIN) results dist
 
 # The qemu runner (make vmcheck KERNEL=debian-6.1) lives in its own file.
 -include mk/vm.mk
+# make install (with the kselftest and LTP trees) and make dist.
+include mk/install.mk
