@@ -263,6 +263,9 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 	for _, l := range res.Figures() {
 		note("%s", l)
 	}
+	for _, m := range res.Measurements() {
+		note("%s", m) // machine-readable: LAVA, KCIDB and the HTML report read these
+	}
 	if err := Record(res, o); err != nil {
 		t.Errorf("%v", err)
 	}

@@ -8,6 +8,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,8 @@ type Report struct {
 	// WriteErr is the first write to the results directory that failed (a
 	// full or failing disk): the run went on, its files are incomplete.
 	WriteErr error
+	// Info is where and when the run happened (run.json).
+	Info RunInfo
 }
 
 // Run runs bins (perf_* binaries alone, after all others) and returns the
@@ -203,6 +206,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	rep.Interrupted = ctx.Err() != nil
 	rep.Elapsed = time.Since(start)
 	rep.Root = &tap.Node{Version: versionLine(opt.Format), Plan: len(bins), Duration: rep.Elapsed}
+	rep.Info = hostInfo(opt.Suite, start, rep.Elapsed)
 	for i, o := range m.outcomes {
 		o.Node.Number = i + 1
 		rep.Root.Children = append(rep.Root.Children, o.Node)
@@ -250,6 +254,16 @@ func (r *Report) writeFiles(suite string) error {
 		return err
 	}
 	if err := write("junit.xml", func(w io.Writer) error { return tap.WriteJUnit(w, r.Root, suite) }); err != nil {
+		return err
+	}
+	if err := write("run.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r.Info)
+	}); err != nil {
+		return err
+	}
+	if err := write("lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }); err != nil {
 		return err
 	}
 	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })

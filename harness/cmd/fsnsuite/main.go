@@ -50,6 +50,7 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 	"vm-timeout": true, "results": true, "dir": true, "f": true}
 
 const usage = `usage: fsnsuite [flags]
+       fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
@@ -68,6 +69,12 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "export":
+			return export(args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
 	// A bad flag gets one line and a pointer to -h, not the whole usage.
 	fs.SetOutput(io.Discard)
