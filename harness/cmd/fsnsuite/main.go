@@ -51,6 +51,7 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
+       fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
@@ -73,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "export":
 			return export(args[1:], stdout, stderr)
+		case "report":
+			return report(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
