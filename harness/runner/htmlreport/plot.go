@@ -47,14 +47,14 @@ func (p *Plot) N() int {
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
 const (
-	plotW, plotH             = 640, 300
-	padL, padR, padT, padB   = 70, 150, 30, 45
-	innerW, innerH           = plotW - padL - padR, plotH - padT - padB
-	dotRowH                  = 22
-	dotPadL                  = 260
-	dotInnerW                = plotW - dotPadL - 40
-	maxTicks                 = 6
-	pointRadius      float64 = 3.5
+	plotW, plotH                   = 640, 300
+	padL, padR, padT, padB         = 70, 150, 30, 45
+	innerW, innerH                 = plotW - padL - padR, plotH - padT - padB
+	dotRowH                        = 22
+	dotPadL                        = 260
+	dotInnerW                      = plotW - dotPadL - 40
+	maxTicks                       = 6
+	pointRadius            float64 = 3.5
 )
 
 // SVG renders the plot as a standalone <svg> element. Every point is a

@@ -73,7 +73,7 @@ func writeRun(b *strings.Builder, r *runner.Results) {
 	in := r.Info
 	fmt.Fprintf(b, "<h2>%s: kernel %s (%s) on %s</h2>\n<p>started %s, %s; results in <code>%s</code></p>\n",
 		esc(orDash(in.Suite)), esc(orDash(in.Kernel)), esc(orDash(in.Arch)), esc(orDash(in.Host)),
-		esc(in.Start.Format(time.RFC3339)), (time.Duration(in.Seconds*1e9)).Round(100*time.Millisecond), esc(r.Dir))
+		esc(in.Start.Format(time.RFC3339)), (time.Duration(in.Seconds * 1e9)).Round(100*time.Millisecond), esc(r.Dir))
 
 	b.WriteString("<table><tr><th>binary</th><th>verdict</th><th>pass</th><th>fail</th><th>skip</th><th>time</th><th>reason</th></tr>\n")
 	for _, bin := range r.Root.Children {
