@@ -110,8 +110,9 @@ func descendants(pid int) []int {
 // killTree sends sig to pid's process group and to every descendant of pid,
 // wherever it moved (actors of our binaries have process groups of their own).
 func killTree(pid int, sig syscall.Signal) {
-	for _, p := range descendants(pid) {
+	below := descendants(pid)
+	_ = syscall.Kill(-pid, sig)
+	for _, p := range below {
 		_ = syscall.Kill(p, sig)
 	}
-	_ = syscall.Kill(-pid, sig)
 }
