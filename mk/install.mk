@@ -8,7 +8,7 @@
 #         collection fsnsuite/ (binaries, settings with the per-binary timeout)
 #         and kselftest-list.txt, the list run_kselftest.sh -c fsnsuite reads
 #     $(PREFIX)/libexec/fsnsuite/ltp/    an LTP tree for kirk: runtest/fsnsuite,
-#         testcases/bin/ (kirk --framework ltp:root=<this dir> --run-suite fsnsuite)
+#         testcases/bin/ (LTPROOT=<this dir> kirk --run-suite fsnsuite)
 #   make dist    dist/fsnsuite.tar.gz: the same tree, relocatable (every link
 #                in it is relative), unpacked anywhere and run from there
 #
