@@ -145,29 +145,18 @@ func (n *Node) Key() string {
 	return strings.Join(parts, ".")
 }
 
-// WalkKeys is Walk with each level named by its Key.
-func (n *Node) WalkKeys(fn func(path []string, leaf *Node)) {
-	var rec func(path []string, m *Node)
-	rec = func(path []string, m *Node) {
-		for _, c := range m.Children {
-			p := append(append([]string(nil), path...), c.Key())
-			if len(c.Children) == 0 {
-				fn(p, c)
-				continue
-			}
-			rec(p, c)
-		}
-	}
-	rec(nil, n)
-}
-
 // Walk calls fn for every leaf below n (a node without children) with the
-// names of its ancestors below n followed by its own.
-func (n *Node) Walk(fn func(path []string, leaf *Node)) {
+// names of its ancestors below n followed by its own (DisplayName of each).
+func (n *Node) Walk(fn func(path []string, leaf *Node)) { n.walk((*Node).DisplayName, fn) }
+
+// WalkKeys is Walk with each level named by its Key.
+func (n *Node) WalkKeys(fn func(path []string, leaf *Node)) { n.walk((*Node).Key, fn) }
+
+func (n *Node) walk(name func(*Node) string, fn func(path []string, leaf *Node)) {
 	var rec func(path []string, m *Node)
 	rec = func(path []string, m *Node) {
 		for _, c := range m.Children {
-			p := append(append([]string(nil), path...), c.DisplayName())
+			p := append(append([]string(nil), path...), name(c))
 			if len(c.Children) == 0 {
 				fn(p, c)
 				continue

@@ -97,8 +97,10 @@ func anyFailed(n *tap.Node) bool {
 	return failed
 }
 
-// lavaResult maps a status to a lava-test-case result word.
-func lavaResult(s tap.Status) string {
+// ResultWord is a status as one lowercase word: "fail" for anything that
+// fails, "skip", else "pass" (lava-test-case's result words; the report's
+// CSS classes).
+func ResultWord(s tap.Status) string {
 	switch {
 	case s.Failed():
 		return "fail"
@@ -115,7 +117,7 @@ func lavaResult(s tap.Status) string {
 // reason, no numbering): reasons stay in the TAP log.
 func WriteLAVA(w io.Writer, root *tap.Node) error {
 	for _, l := range Leaves(root) {
-		res := lavaResult(l.Node.Status)
+		res := ResultWord(l.Node.Status)
 		if _, err := fmt.Fprintf(w, "%s %s\n", l.Path, res); err != nil {
 			return fmt.Errorf("writing lava results: %w", err)
 		}

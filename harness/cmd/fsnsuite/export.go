@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 )
@@ -23,7 +22,6 @@ flags:
 // export is "fsnsuite export ...".
 func export(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var (
 		kcidb   = fs.Bool("kcidb", false, "write KCIDB I/O JSON")
 		out     = fs.String("o", "", "write to `file` (default stdout)")
@@ -31,15 +29,8 @@ func export(args []string, stdout, stderr io.Writer) int {
 		buildID = fs.String("build-id", "", "KCIDB `id` of the kernel build tested (default ORIGIN:KERNEL_RELEASE)")
 		runID   = fs.String("run-id", "", "makes test ids unique per run (default: the run's start time)")
 	)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stderr, exportUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(stderr, "fsnsuite export: %v; see -h\n", err)
-		return 2
+	if code, done := parseArgs(fs, args, exportUsage, stderr); done {
+		return code
 	}
 	if !*kcidb || fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "fsnsuite export: want -kcidb and one results directory; see -h")
@@ -50,21 +41,9 @@ func export(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
 		return 2
 	}
-	w := stdout
-	var f *os.File
-	if *out != "" {
-		if f, err = os.Create(*out); err != nil {
-			fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
-			return 2
-		}
-		w = f
-	}
-	err = runner.WriteKCIDB(w, res, runner.KCIDBOptions{Origin: *origin, BuildID: *buildID, RunID: *runID})
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err = writeTo(*out, stdout, func(w io.Writer) error {
+		return runner.WriteKCIDB(w, res, runner.KCIDBOptions{Origin: *origin, BuildID: *buildID, RunID: *runID})
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
 		return 2

@@ -79,9 +79,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
-	// A bad flag gets one line and a pointer to -h, not the whole usage.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	var (
 		runtest     = fs.String("f", "", "read the binaries from an LTP runtest `file` (\"<tag> <command> [args]\" lines)")
 		dir         = fs.String("dir", "", "`directory` of the test binaries (default: the directory of this executable)")
@@ -105,15 +102,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, usage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(stderr, "fsnsuite: %v; see -h\n", err)
-		return 2
+	// A bad flag gets one line and a pointer to -h, not the whole usage.
+	if code, done := parseArgs(fs, args, usage, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q; see -h\n", fs.Args())

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/runner/htmlreport"
@@ -23,20 +22,12 @@ flags:
 // report is "fsnsuite report ...".
 func report(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	out := fs.String("o", "report.html", "write the page to `file` (- for stdout)")
 	// Flags may follow the directories (fsnsuite report DIR -o x.html).
 	var dirs []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				fmt.Fprint(stderr, reportUsage)
-				fs.SetOutput(stderr)
-				fs.PrintDefaults()
-				return 0
-			}
-			fmt.Fprintf(stderr, "fsnsuite report: %v; see -h\n", err)
-			return 2
+		if code, done := parseArgs(fs, rest, reportUsage, stderr); done {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -57,27 +48,11 @@ func report(args []string, stdout, stderr io.Writer) int {
 		}
 		runs = append(runs, r)
 	}
-	w := stdout
-	var f *os.File
-	if *out != "-" {
-		var err error
-		if f, err = os.Create(*out); err != nil {
-			fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
-			return 2
-		}
-		w = f
-	}
-	err := htmlreport.Write(w, runs)
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := writeTo(*out, stdout, func(w io.Writer) error { return htmlreport.Write(w, runs) }); err != nil {
 		fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
 		return 2
 	}
-	if f != nil {
+	if *out != "-" {
 		fmt.Fprintf(stderr, "fsnsuite report: wrote %s\n", *out)
 	}
 	return 0

@@ -59,16 +59,6 @@ document.body.setAttribute("data-plot-check",bad.length?"missing points: "+bad.j
 
 func esc(s string) string { return html.EscapeString(s) }
 
-func statusClass(s tap.Status) string {
-	switch {
-	case s.Failed():
-		return "fail"
-	case s == tap.StatusSkip:
-		return "skip"
-	}
-	return "pass"
-}
-
 func writeRun(b *strings.Builder, r *runner.Results) {
 	in := r.Info
 	fmt.Fprintf(b, "<h2>%s: kernel %s (%s) on %s</h2>\n<p>started %s, %s; results in <code>%s</code></p>\n",
@@ -80,7 +70,7 @@ func writeRun(b *strings.Builder, r *runner.Results) {
 		c := bin.Counts()
 		fails := c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
 		fmt.Fprintf(b, `<tr><td>%s</td><td class="%s">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%.1fs</td><td>%s</td></tr>`+"\n",
-			esc(bin.Key()), statusClass(bin.Status), strings.ToUpper(bin.Status.String()),
+			esc(bin.Key()), runner.ResultWord(bin.Status), strings.ToUpper(bin.Status.String()),
 			c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], fails, c[tap.StatusSkip], bin.Duration.Seconds(), esc(bin.Reason))
 	}
 	b.WriteString("</table>\n")
