@@ -161,7 +161,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
-	prog := newProgress(opt.Progress, opt.Live, bins)
+	prog := newProgress(opt.Progress, opt.Live, bins, opt.Timeout)
 	prog.start()
 
 	var perf, other []int

@@ -407,6 +407,14 @@ func TestLiveProgress(t *testing.T) {
 	assert.Assert(t, is.Contains(prog.String(), "\x1b[2K"))
 	assert.Assert(t, is.Contains(prog.String(), "PASS    good"))
 
+	// A running binary shows its time left before -timeout, and the others wait.
+	prog.Reset()
+	_, err = Run(context.Background(), []Binary{fake(t, dir, "slow", "sleep 0.6\n"+passBody), fake(t, dir, "next", passBody)},
+		Options{Progress: &prog, Live: true, Timeout: time.Minute})
+	assert.NilError(t, err)
+	assert.Check(t, is.Regexp(`running slow .* \(killed in (60|59)s\)`, prog.String()))
+	assert.Check(t, is.Contains(prog.String(), "1 waiting, 0 of 2 done"))
+
 	prog.Reset()
 	_, err = Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{Progress: &prog})
 	assert.NilError(t, err)
