@@ -135,7 +135,7 @@ func (p *progress) redrawLocked() {
 		case "running":
 			line := r.text()
 			if p.timeout > 0 {
-				line += fmt.Sprintf(" (killed in %.0fs)", max(0, (p.timeout - time.Since(r.started)).Seconds()))
+				line += fmt.Sprintf(" (killed in %.0fs)", max(0, (p.timeout-time.Since(r.started)).Seconds()))
 			}
 			b.WriteString("\r\x1b[2K" + line + "\n")
 			p.drawn++
