@@ -197,10 +197,12 @@ func TestUnusableResultsDir(t *testing.T) {
 // Under -exit ltp the runner's stdout ends with LTP's summary counts (what
 // kirk parses), so a partly skipped run shows its skips.
 func TestLTPSummaryCounts(t *testing.T) {
-	dir := binDir(t, map[string]string{"a": pass, "b": skipAll, "c": "echo 1..3; echo 'ok 1 x'; echo 'ok 2 y # SKIP no ext4'; echo 'not ok 3 z'; exit 1\n"})
+	dir := binDir(t, map[string]string{"a": pass, "b": skipAll,
+		"c": "echo 1..3; echo 'ok 1 x'; echo 'ok 2 y # SKIP no ext4'; echo 'not ok 3 z'; printf '\\nSummary:\\npassed   1\\nfailed   1\\nbroken   0\\nskipped  1\\nwarnings 0\\n'; exit 1\n"})
 	var out, errb bytes.Buffer
 	assert.Equal(t, run([]string{"-dir", dir, "-exit", "ltp", "-results", t.TempDir()}, &out, &errb), 1)
 	assert.Check(t, is.Contains(out.String(), "\nSummary:\npassed   2\nfailed   1\nbroken   0\nskipped  2\nwarnings 0\n"), out.String())
+	assert.Equal(t, strings.Count(out.String(), "Summary:"), 1, "the binaries' own summaries stay out of the merged stream")
 	out.Reset()
 	run([]string{"-dir", dir, "-results", t.TempDir()}, &out, &errb)
 	assert.Check(t, !strings.Contains(out.String(), "Summary:"))
