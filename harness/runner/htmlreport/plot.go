@@ -47,8 +47,8 @@ func (p *Plot) N() int {
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
 const (
-	plotW, plotH                   = 640, 300
-	padL, padR, padT, padB         = 70, 150, 30, 45
+	plotW, plotH                   = 720, 300
+	padL, padR, padT, padB         = 70, 190, 30, 45
 	innerW, innerH                 = plotW - padL - padR, plotH - padT - padB
 	dotRowH                        = 22
 	dotPadL                        = 260
@@ -111,7 +111,12 @@ func ticks(lo, hi float64) []float64 {
 	return out
 }
 
-func num(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".") }
+func num(v float64) string {
+	if math.Abs(v) < 1e-12 {
+		v = 0 // no "-0" from a tick computed as a tiny negative
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".")
+}
 
 func (p *Plot) header(b *strings.Builder, w, h int) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="%d" height="%d" viewBox="0 0 %d %d" data-points="%d" role="img" aria-label="%s">`,
@@ -166,9 +171,17 @@ func (p *Plot) lineSVG() string {
 		c := palette[i%len(palette)]
 		pts := append([]Point(nil), s.Points...)
 		sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+		// The line goes through the mean at each x: a condition measured
+		// in several experiments (the base of each) has a point per
+		// experiment, all drawn, and one line.
 		var path []string
-		for _, pt := range pts {
-			path = append(path, fmt.Sprintf("%.1f,%.1f", X(pt.X), Y(pt.Y)))
+		for i := 0; i < len(pts); {
+			j, sum := i, 0.0
+			for ; j < len(pts) && pts[j].X == pts[i].X; j++ {
+				sum += pts[j].Y
+			}
+			path = append(path, fmt.Sprintf("%.1f,%.1f", X(pts[i].X), Y(sum/float64(j-i))))
+			i = j
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, c, strings.Join(path, " "))
 		for _, pt := range pts {

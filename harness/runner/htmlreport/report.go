@@ -140,8 +140,9 @@ var sizeRE = regexp.MustCompile(`^(.*)_([a-z]?)(\d+)([km]?)$`)
 
 // Plots builds the perf plots of a run. Cases of one binary whose names
 // differ only in a size parameter become curves (value against size, one
-// line per condition, per unit); the rest become one dot chart per binary of
-// their ratios with intervals, with the reference line at 1.
+// line per condition, per unit, and the gated ratio per experiment); the
+// rest become one dot chart per binary of their gated ratios with intervals,
+// with the reference line at 1.
 func Plots(root *tap.Node) []*Plot {
 	var plots []*Plot
 	for _, bin := range root.Children {
@@ -162,7 +163,7 @@ func Plots(root *tap.Node) []*Plot {
 			m := sizeRE.FindStringSubmatch(name)
 			if m == nil {
 				for _, x := range ms {
-					if x.Unit == "ratio" {
+					if x.Name == "ratio" { // the gated metric's ratio
 						dotSeries.Points = append(dotSeries.Points, Point{Label: strings.Join(path, ".") + suffix(x.Name), Y: x.Value, Lo: x.Lo, Hi: x.Hi})
 					}
 				}
@@ -177,6 +178,9 @@ func Plots(root *tap.Node) []*Plot {
 				size *= 1e6
 			}
 			for _, x := range ms {
+				if x.Unit == "ratio" && x.Name != "ratio" {
+					continue // only the gated metric's ratio: one ratio plot, readable
+				}
 				// One plot per unit (and filesystem): the conditions of
 				// every family side by side, so "none", "other" and "watch"
 				// share the axes; ratios are per family.
