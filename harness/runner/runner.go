@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -317,7 +318,13 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
 	cmd := exec.Command(b.Path, opt.args(b)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The binary dies with the runner, even a SIGKILLed one (its own
+	// children, the namespaced re-exec and the actors, die with it in turn).
+	// The parent-death signal fires when the forking thread exits: keep this
+	// goroutine on its thread until the binary is reaped.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var stdout, stderr bytes.Buffer
 	outW, errW := io.Writer(&stdout), io.Writer(&stderr)
 	for _, w := range live {
