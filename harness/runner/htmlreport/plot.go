@@ -33,6 +33,9 @@ type Plot struct {
 	Dots   bool
 	Ref    float64 // drawn when non-zero
 	LogX   bool
+	// Interleave orders a dot chart's rows point by point across the series
+	// (a before/after pair next to each other) instead of series by series.
+	Interleave bool
 }
 
 // N is how many points the plot draws.
@@ -51,7 +54,7 @@ const (
 	padL, padR, padT, padB         = 70, 190, 30, 45
 	innerW, innerH                 = plotW - padL - padR, plotH - padT - padB
 	dotRowH                        = 22
-	dotPadL                        = 260
+	dotPadL                        = 340
 	dotInnerW                      = plotW - dotPadL - 40
 	maxTicks                       = 6
 	pointRadius            float64 = 3.5
@@ -202,30 +205,61 @@ func (p *Plot) lineSVG() string {
 func (p *Plot) dotSVG() string {
 	var rows []Point
 	var colors []string
-	for i, s := range p.Series {
-		for _, pt := range s.Points {
-			rows = append(rows, pt)
-			colors = append(colors, palette[i%len(palette)])
+	add := func(i int, pt Point) {
+		rows = append(rows, pt)
+		colors = append(colors, palette[i%len(palette)])
+	}
+	if p.Interleave {
+		longest := 0
+		for _, s := range p.Series {
+			longest = max(longest, len(s.Points))
+		}
+		for j := range longest {
+			for i, s := range p.Series {
+				if j < len(s.Points) {
+					add(i, s.Points[j])
+				}
+			}
+		}
+	} else {
+		for i, s := range p.Series {
+			for _, pt := range s.Points {
+				add(i, pt)
+			}
 		}
 	}
-	h := padT + dotRowH*len(rows) + padB
+	top := padT
+	if len(p.Series) > 1 {
+		top += 16 // a legend line: which colour is which series
+	}
+	h := top + dotRowH*len(rows) + padB
 	var b strings.Builder
 	p.header(&b, plotW, h)
+	if len(p.Series) > 1 {
+		x := 10
+		for i, s := range p.Series {
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text class="legend" x="%d" y="%d">%s</text>`,
+				x, padT-4, palette[i%len(palette)], x+14, padT+5, html.EscapeString(s.Name))
+			x += 24 + 7*len(s.Name)
+		}
+	}
 	lo, hi := p.yRange()
 	X := func(v float64) float64 { return dotPadL + (v-lo)/(hi-lo)*dotInnerW }
-	bottom := padT + dotRowH*len(rows)
+	bottom := top + dotRowH*len(rows)
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, dotPadL, bottom, dotPadL+dotInnerW, bottom)
 	for _, v := range ticks(lo, hi) {
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-			X(v), padT, X(v), bottom, X(v), bottom+15, num(v))
+			X(v), top, X(v), bottom, X(v), bottom+15, num(v))
 	}
 	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, dotPadL+dotInnerW/2, h-8, html.EscapeString(p.YLabel))
 	if p.Ref != 0 {
-		fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), padT, X(p.Ref), bottom)
+		fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), top, X(p.Ref), bottom)
 	}
 	for i, pt := range rows {
-		y := float64(padT + dotRowH*i + dotRowH/2)
-		fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, dotPadL-8, y+4, html.EscapeString(pt.Label))
+		y := float64(top + dotRowH*i + dotRowH/2)
+		if i == 0 || rows[i-1].Label != pt.Label { // a before/after pair shares its label
+			fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, dotPadL-8, y+4, html.EscapeString(pt.Label))
+		}
 		if pt.Lo != 0 || pt.Hi != 0 {
 			fmt.Fprintf(&b, `<line stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, colors[i], X(pt.Lo), y, X(pt.Hi), y)
 		}

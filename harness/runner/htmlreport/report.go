@@ -37,6 +37,14 @@ svg .axis{stroke:#333}svg .grid{stroke:#eee}svg .ref{stroke:#888;stroke-dasharra
 </style></head><body>
 <h1>fsnsuite report</h1>
 `)
+	if cmp := Compare(runs); len(cmp) > 0 {
+		b.WriteString("<h2>Before and after</h2>\n<p>Each perf figure of the first run beside the same figure of the others, with its interval.</p>\n<div>")
+		for _, p := range cmp {
+			b.WriteString(p.SVG())
+			b.WriteString("\n")
+		}
+		b.WriteString("</div>\n")
+	}
 	for _, r := range runs {
 		writeRun(&b, r)
 	}
@@ -248,4 +256,73 @@ func maxX(p *Plot) float64 {
 		}
 	}
 	return m
+}
+
+// runLabel names a run in a comparison: its kernel, or its directory.
+func runLabel(r *runner.Results) string {
+	if r.Info.Kernel != "" {
+		return r.Info.Kernel
+	}
+	return r.Dir
+}
+
+// Compare builds the before/after charts of several runs (a kernel and a
+// patched one): per binary and unit, one row per measurement of each leaf,
+// the first run's figure and each other run's beside it, with intervals.
+// Only figures the first run and at least one other run both have are shown.
+func Compare(runs []*runner.Results) []*Plot {
+	if len(runs) < 2 {
+		return nil
+	}
+	type key struct{ bin, unit string }
+	figs := make([]map[string]tap.Measurement, len(runs)) // per run: "bin|path|name" -> figure
+	for i, r := range runs {
+		figs[i] = map[string]tap.Measurement{}
+		for _, bin := range r.Root.Children {
+			bin.WalkKeys(func(path []string, l *tap.Node) {
+				for _, m := range l.Measurements() {
+					figs[i][bin.Key()+"|"+strings.Join(path, ".")+"|"+m.Name] = m
+				}
+			})
+		}
+	}
+	var keys []string
+	for k := range figs[0] {
+		for _, f := range figs[1:] {
+			if _, ok := f[k]; ok {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	sort.Strings(keys)
+	plots := map[key]*Plot{}
+	var order []key
+	for _, k := range keys {
+		parts := strings.SplitN(k, "|", 3)
+		m0 := figs[0][k]
+		pk := key{parts[0], m0.Unit}
+		p := plots[pk]
+		if p == nil {
+			p = &Plot{Title: fmt.Sprintf("%s: %s, run by run", parts[0], m0.Unit), YLabel: m0.Unit, Dots: true, Interleave: true}
+			if m0.Unit == "ratio" {
+				p.Ref = 1
+			}
+			for i, r := range runs {
+				p.Series = append(p.Series, Series{Name: fmt.Sprintf("run %d: %s", i+1, runLabel(r))})
+			}
+			plots[pk] = p
+			order = append(order, pk)
+		}
+		for i := range runs {
+			if m, ok := figs[i][k]; ok {
+				p.Series[i].Points = append(p.Series[i].Points, Point{Label: parts[1] + " " + parts[2], Y: m.Value, Lo: m.Lo, Hi: m.Hi})
+			}
+		}
+	}
+	var out []*Plot
+	for _, k := range order {
+		out = append(out, plots[k])
+	}
+	return out
 }

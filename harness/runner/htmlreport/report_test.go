@@ -161,3 +161,28 @@ func grep(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Two runs (a kernel and a patched one) get before/after charts: each figure
+// of the first run beside the other's, with intervals.
+func TestCompare(t *testing.T) {
+	before, after := sampleRun(t), sampleRun(t)
+	before.Info.Kernel, after.Info.Kernel = "6.18.0", "6.18.0-patched"
+	plots := Compare([]*runner.Results{before, after})
+	// perf_open_path: ratio; perf_parent_write: ns/op and ratio.
+	assert.Equal(t, len(plots), 3)
+	for _, p := range plots {
+		assert.Equal(t, len(p.Series), 2)
+		assert.Equal(t, len(p.Series[0].Points), len(p.Series[1].Points), p.Title)
+		svg := p.SVG()
+		assert.Equal(t, strings.Count(svg, `<circle class="pt"`), p.N())
+	}
+	// Rows come in pairs, run 1 then run 2, sharing one label.
+	rows := plots[0].SVG()
+	assert.Check(t, is.Contains(rows, "run 1: 6.18.0"))
+	assert.Check(t, is.Contains(rows, "run 2: 6.18.0-patched"))
+	assert.Equal(t, strings.Count(rows, `text-anchor="end">other_watch.tmpfs ratio<`), 1, "one label per pair")
+	var buf bytes.Buffer
+	assert.NilError(t, Write(&buf, []*runner.Results{before, after}))
+	assert.Check(t, is.Contains(buf.String(), "<h2>Before and after</h2>"))
+	assert.Check(t, Compare([]*runner.Results{before}) == nil)
+}
