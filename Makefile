@@ -4,7 +4,8 @@
 #   make check      run the suite (needs root): bin/fsnsuite, results in results/
 #   make test       go vet + unit tests + the suite
 #   make hostile    the binaries under hostile conditions (harness/hostile)
-#   make install    DESTDIR= PREFIX=/usr/local
+#   make install    DESTDIR= PREFIX=/usr/local (also kselftest and LTP trees)
+#   make dist       dist/fsnsuite.tar.gz, relocatable
 #   make clean
 
 GO        ?= go
@@ -23,7 +24,7 @@ GOBUILD := $(GO) build -trimpath -ldflags='-s -w'
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
-.PHONY: all build check test vet unit clean install hostile
+.PHONY: all build check test vet unit clean hostile
 all: build
 
 build:
@@ -49,17 +50,13 @@ test: vet unit check
 hostile: build
 	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(CURDIR)/$(BIN) $(if $(COND),-cond '$(COND)')
 
-install: build
-	install -d $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/runtest
-	install -m 0755 $(addprefix $(BIN)/,$(TESTS)) $(BIN)/fsnsuite $(DESTDIR)$(LIBEXEC)/
-	ln -sf ../libexec/fsnsuite/fsnsuite $(DESTDIR)$(PREFIX)/bin/fsnsuite
-	install -m 0644 runtest/fsnsuite $(DESTDIR)$(SHARE)/runtest/fsnsuite
-
 clean:
-	rm -rf $(BIN) results
+	rm -rf $(BIN) results dist
 
 # The qemu runner (make vmcheck KERNEL=debian-6.1) lives in its own file.
 -include mk/vm.mk
 
 # The perf engine's self-checks (make perf-engine-check, make perfcheck).
 -include mk/perf.mk
+# make install (with the kselftest and LTP trees) and make dist.
+include mk/install.mk

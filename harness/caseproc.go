@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -151,7 +152,7 @@ func (p *caseProcess) onSignal() {
 }
 
 func newInstanceT(in instance) *T {
-	return &T{name: in.name, doc: in.c.Doc, fix: in.c.Fix, fsType: in.fs}
+	return &T{name: in.name, doc: in.c.Doc, fix: in.c.Fix, fsType: in.fs, declared: in.c.Subtests}
 }
 
 // skipMarker forces a skip with a reason onto a case that did not run.
@@ -225,7 +226,28 @@ func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string,
 		p.w.Diag(l)
 	}
 	p.w.Diagf("%s: %s", in.name, why)
-	p.w.Result(res)
+	if len(in.c.Subtests) == 0 {
+		p.w.Result(res)
+		return
+	}
+	// Keep the case's leaves: the subtests that finished as they ended,
+	// the others skipped as not run.
+	sw := p.w.Sub(in.name)
+	for _, name := range in.c.Subtests {
+		t.mu.Lock()
+		i := slices.IndexFunc(t.subs, func(c *T) bool { return c.name == name })
+		var c *T
+		if i >= 0 {
+			c = t.subs[i]
+		}
+		t.mu.Unlock()
+		if c != nil && c.isFinished() {
+			writeT(sw, c, "")
+			continue
+		}
+		sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: %s was stopped", in.name)})
+	}
+	p.w.EndSub(sw, res)
 }
 
 // report prints a finished T's diagnostics and result line and returns the
@@ -316,12 +338,13 @@ func writeT(w *tap.Writer, t *T, fsType string) outcome {
 	case t.failed && t.fix != nil:
 		w.Diag(t.fix.Hint())
 	}
-	if len(t.subs) == 0 {
+	subs := append(slices.Clip(t.subs), t.unrunSubtests()...)
+	if len(subs) == 0 {
 		w.Result(res)
 		return o
 	}
 	sub := w.Sub(t.name)
-	for _, c := range t.subs {
+	for _, c := range subs {
 		writeT(sub, c, "")
 	}
 	w.EndSub(sub, res)

@@ -67,6 +67,12 @@ type Case struct {
 	Fix *Fix
 	// Filesystems overrides Suite.Filesystems for this case when non-nil.
 	Filesystems []string
+	// Subtests names every subtest Run may start (t.Run), in order. A case
+	// that declares them keeps its leaves when it ends early: each subtest it
+	// did not run is reported skipped with the reason (CI history keys on
+	// leaf names), `-list -subtests` prints them, and a t.Run name missing
+	// here fails the case.
+	Subtests []string
 	// Run is the case body.
 	Run func(t *T)
 }
@@ -90,6 +96,7 @@ func (f *Fix) Hint() string {
 // (perf binaries read Profile through their own flags).
 type Options struct {
 	List        bool
+	Subtests    bool
 	Run         string
 	Timeout     time.Duration
 	Format      string
@@ -106,6 +113,7 @@ var Opts Options
 
 func registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&Opts.List, "list", false, "print the case names and exit")
+	fs.BoolVar(&Opts.Subtests, "subtests", false, "with -list: print each case's declared subtests below it, indented by four spaces")
 	fs.StringVar(&Opts.Run, "run", "", "run only cases whose name matches this regular expression")
 	fs.DurationVar(&Opts.Timeout, "timeout", 30*time.Second, "deadline of each case (0: none)")
 	fs.StringVar(&Opts.Format, "format", envOr("FSNSUITE_FORMAT", "tap13"), "output format: tap13 or ktap")
@@ -225,6 +233,11 @@ func run(s Suite, args []string) int {
 	if Opts.List {
 		for _, in := range selected {
 			fmt.Println(in.name)
+			if Opts.Subtests {
+				for _, sub := range in.c.Subtests {
+					fmt.Println("    " + sub)
+				}
+			}
 		}
 		return exitcode.Pass
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ type T struct {
 	fsType   string
 	deadline time.Time
 	parent   *T
+	declared []string // Case.Subtests, on a top-level T
 
 	mu         sync.Mutex
 	failed     bool
@@ -441,6 +443,10 @@ func (t *T) Run(name string, f func(t *T)) bool {
 		t.Errorf("bad subtest name %q (want [a-z0-9_]+)", name)
 		return false
 	}
+	if t.parent == nil && t.declared != nil && !slices.Contains(t.declared, name) {
+		t.Errorf("subtest %q is not in the case's Subtests %q: declare it, so that a skip keeps its leaf", name, t.declared)
+		return false
+	}
 	c := &T{name: name, fsType: t.fsType, deadline: t.deadline, parent: t}
 	t.mu.Lock()
 	t.subs = append(t.subs, c)
@@ -456,6 +462,32 @@ func (t *T) Run(name string, f func(t *T)) bool {
 		return false
 	}
 	return true
+}
+
+func (t *T) isFinished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.finished
+}
+
+// unrunSubtests returns a skipped T for each declared subtest that did not
+// run, so the case reports the same leaves whether it ran or ended early: the
+// case's own skip reason, or "not run" when it failed (or timed out) first.
+// The caller holds t.mu.
+func (t *T) unrunSubtests() []*T {
+	var out []*T
+	for _, name := range t.declared {
+		ran := slices.ContainsFunc(t.subs, func(c *T) bool { return c.name == name })
+		if ran {
+			continue
+		}
+		reason := t.skipReason
+		if !t.skipped {
+			reason = fmt.Sprintf("not run: %s ended before it", t.name)
+		}
+		out = append(out, &T{name: name, parent: t, skipped: true, skipReason: reason})
+	}
+	return out
 }
 
 // runBody runs f then the cleanups, turning a panic into a failure.

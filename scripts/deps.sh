@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the native suite needs on a Debian-like machine: mkfs.ext4
-# (e2fsprogs) for the loop-ext4 fixture. Idempotent and quick when present.
+# (e2fsprogs) for the loop-ext4 fixture, python3-junitparser for the JUnit test. Idempotent and quick when present.
 # The VM runner's own packages are installed by scripts/vm/deps.sh.
 set -euo pipefail
 need=()
 command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /sbin/mkfs.ext4 ] || need+=(e2fsprogs)
+# The JUnit report's test reads it back with Debian's junitparser.
+[ -d /usr/lib/python3/dist-packages/junitparser ] || need+=(python3-junitparser)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "deps: need ${need[*]} (run as root to install)" >&2

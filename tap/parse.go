@@ -115,13 +115,48 @@ func (n *Node) DisplayName() string {
 	return fmt.Sprintf("#%d", n.Number)
 }
 
+// Key is n's name as a component of a dotted test path, the form KCIDB
+// (`^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$`), JUnit consumers and LAVA key
+// history on: every character outside [A-Za-z0-9_.-] becomes '_', an empty
+// dot-separated part becomes '_', and a point without a name is "missing_N"
+// (never reported) or "point_N". Our own names ([a-z0-9_] with a dotted
+// filesystem suffix) are their own keys.
+func (n *Node) Key() string {
+	if n.Name == "" {
+		if n.Status == StatusMissing {
+			return fmt.Sprintf("missing_%d", n.Number)
+		}
+		return fmt.Sprintf("point_%d", n.Number)
+	}
+	parts := strings.Split(n.Name, ".")
+	for i, p := range parts {
+		p = strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+				return r
+			}
+			return '_'
+		}, p)
+		if p == "" {
+			p = "_"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ".")
+}
+
 // Walk calls fn for every leaf below n (a node without children) with the
-// names of its ancestors below n followed by its own.
-func (n *Node) Walk(fn func(path []string, leaf *Node)) {
+// names of its ancestors below n followed by its own (DisplayName of each).
+func (n *Node) Walk(fn func(path []string, leaf *Node)) { n.walk((*Node).DisplayName, fn) }
+
+// WalkKeys is Walk with each level named by its Key.
+func (n *Node) WalkKeys(fn func(path []string, leaf *Node)) { n.walk((*Node).Key, fn) }
+
+func (n *Node) walk(name func(*Node) string, fn func(path []string, leaf *Node)) {
 	var rec func(path []string, m *Node)
 	rec = func(path []string, m *Node) {
 		for _, c := range m.Children {
-			p := append(append([]string(nil), path...), c.DisplayName())
+			p := append(append([]string(nil), path...), name(c))
 			if len(c.Children) == 0 {
 				fn(p, c)
 				continue

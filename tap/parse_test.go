@@ -286,3 +286,61 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestJUnitSchemaRules checks the JUnit writer against junit-10.xsd's rules
+// (CheckJUnit), and that CheckJUnit itself catches each broken rule.
+func TestJUnitSchemaRules(t *testing.T) {
+	for _, name := range []string{"tap13_nested.tap", "truncated.tap", "ktap_nested.ktap", "bailout.tap", "nodetap_style.tap"} {
+		t.Run(name, func(t *testing.T) {
+			st := parseFile(t, name)
+			top := &Node{Plan: 1, Children: []*Node{{Name: "bin", Number: 1, Status: StatusFail, Plan: st.Plan, Children: st.Children, Problems: st.Problems}}}
+			var buf bytes.Buffer
+			assert.NilError(t, WriteJUnit(&buf, top, "fsnsuite"))
+			assert.DeepEqual(t, CheckJUnit(&buf), []string(nil))
+		})
+	}
+	broken := []struct{ name, doc, want string }{
+		{"skipped_on_testsuites", `<testsuites skipped="1"></testsuites>`, `<testsuites>: attribute "skipped" is not allowed`},
+		{"no_time", `<testsuites><testsuite name="a" tests="1"><testcase name="x"/></testsuite></testsuites>`, `attribute "time" is required`},
+		{"slash_in_name", `<testsuites><testsuite name="a" tests="1"><testcase name="a/b" time="0"/></testsuite></testsuites>`, `name "a/b" is not a dotted path`},
+		{"missing_style_name", `<testsuites><testsuite name="a" tests="1"><testcase name="#169 (missing)" time="0"/></testsuite></testsuites>`, `is not a dotted path`},
+		{"bad_nesting", `<testsuites><testcase name="a" time="0"/></testsuites>`, `<testcase> is not allowed inside <testsuites>`},
+	}
+	for _, tc := range broken {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := CheckJUnit(strings.NewReader(tc.doc))
+			assert.Assert(t, len(errs) > 0 && strings.Contains(strings.Join(errs, "\n"), tc.want), "got %q", errs)
+		})
+	}
+}
+
+// TestJUnitparser reads our JUnit with Debian's python3-junitparser, the
+// library CI glue scripts commonly use (skipped where it is not installed).
+func TestJUnitparser(t *testing.T) {
+	// Debian's own python3, where python3-junitparser installs (a pyenv
+	// earlier on PATH would not see it).
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import junitparser").Run(); err != nil {
+		t.Skip("python3-junitparser not installed (scripts/deps.sh installs it)")
+	}
+	st := parseFile(t, "truncated.tap")
+	top := &Node{Plan: 1, Children: []*Node{{Name: "bin", Number: 1, Status: StatusFail, Plan: st.Plan, Children: st.Children, Problems: st.Problems}}}
+	p := filepath.Join(t.TempDir(), "junit.xml")
+	f, err := os.Create(p)
+	assert.NilError(t, err)
+	assert.NilError(t, WriteJUnit(f, top, "fsnsuite"))
+	assert.NilError(t, f.Close())
+	script := `import sys, junitparser
+x = junitparser.JUnitXml.fromfile(sys.argv[1])
+n = 0
+for suite in x:
+    for case in suite:
+        assert case.name and case.time is not None, case
+        n += 1
+print(n)`
+	out, err := exec.Command(py, "-c", script, p).CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	// truncated.tap: six leaves (three reported, three missing) and the
+	// binary_verdict case that carries the broken plan.
+	assert.Equal(t, strings.TrimSpace(string(out)), "7")
+}

@@ -25,8 +25,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr,omitempty"`
+	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -36,7 +35,7 @@ type junitSuite struct {
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr,omitempty"`
+	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 	Out      *junitText  `xml:"system-out"`
 }
@@ -44,10 +43,10 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr,omitempty"`
+	Time      string        `xml:"time,attr"`
 	Skipped   *junitMessage `xml:"skipped"`
-	Failure   *junitMessage `xml:"failure"`
 	Error     *junitMessage `xml:"error"`
+	Failure   *junitMessage `xml:"failure"`
 	Out       *junitText    `xml:"system-out"`
 }
 
@@ -69,39 +68,47 @@ func text(s string) *junitText {
 	return &junitText{Text: s}
 }
 
-// WriteJUnit writes root as JUnit XML: one <testsuite> per top-level child
-// (one test binary in a runner stream), one <testcase> per leaf below it
-// named by its path ("sub/case"), with <skipped message="reason">, <failure>
-// carrying the diagnostics, and <error> for missing points, timeouts of the
-// whole suite and problems of the stream (bail out, broken plan). suite names
-// the <testsuites> element and prefixes every classname.
+// VerdictCase names the JUnit testcase (and results-file line) that carries a
+// block's own verdict when the block as a whole went wrong (a crash, a
+// timeout, a broken plan), so that it can never hide behind green leaves.
+const VerdictCase = "binary_verdict"
+
+// WriteJUnit writes root as JUnit XML that Jenkins xunit's junit-10.xsd
+// accepts: one <testsuite> per top-level child (one test binary in a runner
+// stream), one <testcase> per leaf below it named by its dotted path
+// (Node.Key of each level joined by "."), each with a time, <skipped
+// message="reason">, <failure> carrying the diagnostics, and <error> for
+// missing points, timeouts of the whole suite and problems of the stream
+// (bail out, broken plan; a testcase named VerdictCase). suite names the
+// <testsuites> element and prefixes every classname. Leaves carry no time of
+// their own in TAP: each gets its block's time divided among its leaves.
 func WriteJUnit(w io.Writer, root *Node, suite string) error {
 	doc := junitSuites{Name: suite}
 	var total float64
 	for _, top := range root.Children {
-		s := junitSuite{Name: top.DisplayName()}
-		class := top.DisplayName()
+		s := junitSuite{Name: top.Key()}
+		class := top.Key()
 		if suite != "" {
 			class = suite + "." + class
 		}
-		if top.Duration > 0 {
-			s.Time = fmt.Sprintf("%.3f", top.Duration.Seconds())
-			total += top.Duration.Seconds()
-		}
+		total += top.Duration.Seconds()
+		s.Time = secs(top.Duration.Seconds())
+		leaves := 0
+		top.Walk(func([]string, *Node) { leaves++ })
+		share := secs(top.Duration.Seconds() / float64(max(leaves, 1)))
 		if len(top.Children) == 0 {
-			s.Cases = append(s.Cases, junitCaseFor(top.DisplayName(), class, top))
+			c := junitCaseFor(top.Key(), class, top)
+			c.Time = s.Time
+			s.Cases = append(s.Cases, c)
 		}
-		top.Walk(func(path []string, leaf *Node) {
-			s.Cases = append(s.Cases, junitCaseFor(strings.Join(path, "/"), class, leaf))
+		top.WalkKeys(func(path []string, leaf *Node) {
+			c := junitCaseFor(strings.Join(path, "."), class, leaf)
+			c.Time = share
+			s.Cases = append(s.Cases, c)
 		})
-		if msg := blockProblems(top); msg != "" {
-			// The suite's own result (a crash, a timeout, a broken plan) is
-			// a case of its own, so that it can never hide behind green leaves.
-			c := junitCase{Name: top.DisplayName() + " (suite)", Classname: class,
-				Error: &junitMessage{Message: msg, Type: strings.ToUpper(top.Status.String()), Body: strings.Join(top.Diagnostics, "\n")}}
-			if len(top.Children) != 0 {
-				s.Cases = append(s.Cases, c)
-			}
+		if msg := blockProblems(top); msg != "" && len(top.Children) != 0 {
+			s.Cases = append(s.Cases, junitCase{Name: VerdictCase, Classname: class, Time: secs(0),
+				Error: &junitMessage{Message: msg, Type: strings.ToUpper(top.Status.String()), Body: strings.Join(top.Diagnostics, "\n")}})
 		}
 		if len(top.Diagnostics) > 0 {
 			s.Out = text(strings.Join(top.Diagnostics, "\n"))
@@ -120,12 +127,9 @@ func WriteJUnit(w io.Writer, root *Node, suite string) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
 		doc.Suites = append(doc.Suites, s)
 	}
-	if total > 0 {
-		doc.Time = fmt.Sprintf("%.3f", total)
-	}
+	doc.Time = secs(total)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("writing junit report: %w", err)
 	}
@@ -161,10 +165,7 @@ func blockProblems(n *Node) string {
 }
 
 func junitCaseFor(name, class string, n *Node) junitCase {
-	c := junitCase{Name: name, Classname: class}
-	if n.Duration > 0 {
-		c.Time = fmt.Sprintf("%.3f", n.Duration.Seconds())
-	}
+	c := junitCase{Name: name, Classname: class, Time: secs(n.Duration.Seconds())}
 	body := strings.Join(n.Diagnostics, "\n")
 	switch n.Status {
 	case StatusSkip:
@@ -202,3 +203,5 @@ func anyLeafFailed(n *Node) bool {
 	n.Walk(func(_ []string, l *Node) { failed = failed || l.Failed() })
 	return failed
 }
+
+func secs(s float64) string { return fmt.Sprintf("%.3f", s) }

@@ -168,6 +168,26 @@ func (w *Writer) Count() int {
 	return w.n
 }
 
+// SetCount makes the next result of this block number n+1, for a Writer that
+// continues a stream another program began (the runner closing the block of a
+// binary it killed).
+func (w *Writer) SetCount(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n = n
+}
+
+// LTPSummary writes the end-of-run counts in the shape LTP's test library
+// prints and LTP's runner kirk reads from a test's output ("Summary:", then
+// passed, failed, broken, skipped and warnings, one per line). They are not
+// TAP: print them only after a stream's last line, and only for LTP's tools
+// (-exit ltp); TAP consumers that are not strict ignore them.
+func LTPSummary(w io.Writer, passed, failed, broken, skipped, warnings int) error {
+	_, err := fmt.Fprintf(w, "\nSummary:\npassed   %d\nfailed   %d\nbroken   %d\nskipped  %d\nwarnings %d\n",
+		passed, failed, broken, skipped, warnings)
+	return err
+}
+
 // FormatResult renders a result line without indentation.
 func FormatResult(n int, r Result) string {
 	var b strings.Builder

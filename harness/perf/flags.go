@@ -3,6 +3,7 @@ package perf
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,8 +81,12 @@ func (o *Options) Register(fs *flag.FlagSet) {
 		o.Profile = s
 		return nil
 	})
-	fs.Func("save", "write every perf sample and the environment to `FILE` (JSON), and Go benchmark lines for benchstat beside it (.json replaced by .txt)", o.setSave)
-	fs.Func("baseline", "compare with results saved by -save on another kernel (`FILE`; repeat: before-A, before-B gives a drift check)", func(s string) error {
+	fs.Func("save", "write every perf sample and the environment to `NAME`.json (for -baseline) and Go benchmark lines to NAME.txt (for benchstat); a .json or .txt ending of NAME is dropped first", o.setSave)
+	fs.Func("baseline", "compare with results saved by -save on another kernel (`FILE`, its .json; repeat: before-A, before-B gives a drift check)", func(s string) error {
+		if strings.HasSuffix(s, ".txt") {
+			// The benchstat companion holds no samples: use its JSON twin.
+			s, _ = SavePaths(s)
+		}
 		// Loaded now: the test binary later mounts its workspace over /tmp, where
 		// the file may be.
 		if _, err := loadCached(s); err != nil {
@@ -128,7 +133,9 @@ func (o *Options) Register(fs *flag.FlagSet) {
 // still be written after the test binary has mounted its workspace tmpfs over /tmp
 // (or over the directory holding the file).
 func (o *Options) setSave(path string) error {
-	abs, err := filepath.Abs(path)
+	jsonPath, benchPath := SavePaths(path)
+	fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
+	abs, err := filepath.Abs(jsonPath)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}

@@ -70,6 +70,15 @@ func Record(r *Result, o *Options) error {
 	return f.Save(o.Save)
 }
 
+// SavePaths names the two files -save NAME writes: NAME.json (every sample and
+// the environment, read back by -baseline) and NAME.txt (Go benchmark lines
+// for benchstat), after dropping a .json or .txt ending from NAME, so that
+// "-save old.txt" never writes JSON into old.txt.
+func SavePaths(name string) (jsonPath, benchPath string) {
+	stem := strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".txt")
+	return stem + ".json", stem + ".txt"
+}
+
 // BenchPath returns the name of the Go benchmark file written beside the JSON file
 // path: x.json gives x.txt, anything else gets .txt appended.
 func BenchPath(path string) string {
@@ -261,6 +270,9 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 	}
 	for _, l := range res.Verified[1:] {
 		note("%s", l)
+	}
+	for _, m := range res.Measurements() {
+		note("%s", m) // machine-readable: LAVA, KCIDB and the HTML report read these
 	}
 	if err := Record(res, o); err != nil {
 		t.Errorf("%v", err)

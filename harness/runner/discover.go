@@ -58,25 +58,37 @@ func Discover(dir, self string, perf bool) ([]Binary, error) {
 	return bins, nil
 }
 
+// validTag is what a runtest tag may be: it names the binary's TAP block, its
+// log files and its CI history (LTP's own tags look like "fanotify01" or
+// "cve-2017-7308").
+var validTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
 // ReadRuntest parses an LTP runtest file: one "<tag> <command> [args...]" per
-// line, blank lines and '#' comments ignored. A command without a slash is
-// looked up in dirs first, then in $PATH; a command that cannot be found is
-// kept as is, so that running it reports the error in the stream.
+// line, blank lines and comment lines (first non-blank character '#')
+// ignored. The command and its arguments are split as a shell splits words,
+// so `sh -c "a b"` gives sh the two arguments -c and "a b" (quotes, and
+// backslash escapes outside single quotes). A tag outside [A-Za-z0-9_.-] is
+// an error. A command without a slash is looked up in dirs first, then in
+// $PATH; a command that cannot be found is kept as is, so that running it
+// reports the error in the stream.
 func ReadRuntest(r io.Reader, dirs []string) ([]Binary, error) {
 	sc := bufio.NewScanner(r)
 	var bins []Binary
 	seen := map[string]int{}
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, "#"); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		if line == "" {
+		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		f := strings.Fields(line)
+		f, err := splitWords(line)
+		if err != nil {
+			return nil, fmt.Errorf("runtest line %d: %w", n, err)
+		}
 		if len(f) < 2 {
 			return nil, fmt.Errorf("runtest line %d: want \"<tag> <command> [args]\", got %q", n, line)
+		}
+		if !validTag.MatchString(f[0]) {
+			return nil, fmt.Errorf("runtest line %d: tag %q: want letters, digits, '_', '.' or '-'", n, f[0])
 		}
 		if prev, dup := seen[f[0]]; dup {
 			return nil, fmt.Errorf("runtest line %d: tag %q already used on line %d", n, f[0], prev)
@@ -88,6 +100,61 @@ func ReadRuntest(r io.Reader, dirs []string) ([]Binary, error) {
 		return nil, fmt.Errorf("reading runtest file: %w", err)
 	}
 	return bins, nil
+}
+
+// splitWords splits a command line into words as sh does for quotes and
+// backslashes (no expansion of variables, globs or other shell syntax).
+// An unquoted '#' at the start of a word begins a comment.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '#' && !inWord:
+			return words, nil
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' quote in %q", s)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" quote in %q", s)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
 }
 
 func resolve(cmd string, dirs []string) string {

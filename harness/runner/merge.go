@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -29,7 +30,11 @@ type block struct {
 	partial  []byte   // an unterminated line
 	headed   bool     // "# Subtest:" written
 	firstSet bool     // the first non-blank line has been seen
+	ltpLines int      // lines of an LTP summary still to drop
 }
+
+// ltpCount is a count line of the LTP summary a binary prints under -exit ltp.
+var ltpCount = regexp.MustCompile(`^(passed|failed|broken|skipped|warnings)\s+\d+$`)
 
 const indent = "    "
 
@@ -72,6 +77,17 @@ func (bw *blockWriter) Write(p []byte) (int, error) {
 // the block gets a header of the merged stream's dialect instead.
 func (m *merger) lineLocked(i int, l string) {
 	b := m.blocks[i]
+	// A binary's LTP summary (-exit ltp) is for kirk reading that binary
+	// alone; it is not TAP, and the runner prints the run's own at the end.
+	switch {
+	case l == "Summary:":
+		b.ltpLines = 5
+		return
+	case b.ltpLines > 0 && ltpCount.MatchString(l):
+		b.ltpLines--
+		return
+	}
+	b.ltpLines = 0
 	if !b.firstSet {
 		if strings.TrimSpace(l) == "" {
 			return
@@ -119,6 +135,9 @@ func (m *merger) finish(i int, o *Outcome) {
 	if b := m.blocks[i]; len(b.partial) > 0 {
 		m.lineLocked(i, strings.TrimRight(string(b.partial), "\r"))
 		b.partial = nil
+	}
+	for _, l := range o.Closing {
+		m.lineLocked(i, l)
 	}
 	for m.next < len(m.outcomes) {
 		m.flushLocked(m.next)

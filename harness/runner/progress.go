@@ -25,6 +25,7 @@ type progress struct {
 	pending []*row // finished, not yet printed
 	stopc   chan struct{}
 	wg      sync.WaitGroup
+	timeout time.Duration // a running binary's -timeout, for "left"
 }
 
 type row struct {
@@ -35,8 +36,8 @@ type row struct {
 	pass, fail, skip int
 }
 
-func newProgress(w io.Writer, live bool, bins []Binary) *progress {
-	p := &progress{w: w, live: live && w != nil, stopc: make(chan struct{})}
+func newProgress(w io.Writer, live bool, bins []Binary, timeout time.Duration) *progress {
+	p := &progress{w: w, live: live && w != nil, stopc: make(chan struct{}), timeout: timeout}
 	for _, b := range bins {
 		p.rows = append(p.rows, &row{name: b.Name, state: "waiting"})
 	}
@@ -132,14 +133,18 @@ func (p *progress) redrawLocked() {
 	for _, r := range p.rows {
 		switch r.state {
 		case "running":
-			b.WriteString("\r\x1b[2K" + r.text() + "\n")
+			line := r.text()
+			if p.timeout > 0 {
+				line += fmt.Sprintf(" (killed in %.0fs)", max(0, (p.timeout-time.Since(r.started)).Seconds()))
+			}
+			b.WriteString("\r\x1b[2K" + line + "\n")
 			p.drawn++
 		case "waiting":
 			waiting++
 		}
 	}
 	if waiting > 0 {
-		fmt.Fprintf(&b, "\r\x1b[2K%d waiting\n", waiting)
+		fmt.Fprintf(&b, "\r\x1b[2K%d waiting, %d of %d done\n", waiting, len(p.rows)-waiting-p.runningLocked(), len(p.rows))
 		p.drawn++
 	}
 	b.WriteString("\x1b[J") // clear what an earlier, taller view left below
@@ -183,4 +188,14 @@ func (c *lineCounter) Write(b []byte) (int, error) {
 		c.p.mu.Unlock()
 	}
 	return len(b), nil
+}
+
+func (p *progress) runningLocked() int {
+	n := 0
+	for _, r := range p.rows {
+		if r.state == "running" {
+			n++
+		}
+	}
+	return n
 }

@@ -8,12 +8,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +54,14 @@ type Options struct {
 	Live bool
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
+	// Log receives the runner's own messages (a results directory that
+	// stopped taking writes), once each. Nil: none.
+	Log io.Writer
+	// Lister names a binary's cases when its stream ends early, so that the
+	// runner can close its block with every case named (default ListCases).
+	Lister Lister
+
+	errs *writeErrors
 }
 
 // Outcome is what became of one binary.
@@ -79,6 +89,9 @@ type Outcome struct {
 	Elapsed time.Duration
 	Stdout  []byte
 	Stderr  []byte
+	// Closing are the lines the runner added to the binary's stream to
+	// close it after it ended early (see closingLines); part of Stream.
+	Closing []string
 }
 
 // Report is a whole run.
@@ -89,6 +102,11 @@ type Report struct {
 	Interrupted bool
 	Elapsed     time.Duration
 	ResultsDir  string
+	// WriteErr is the first write to the results directory that failed (a
+	// full or failing disk): the run went on, its files are incomplete.
+	WriteErr error
+	// Info is where and when the run happened (run.json).
+	Info RunInfo
 }
 
 // Run runs bins (perf_* binaries alone, after all others) and returns the
@@ -108,10 +126,15 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	if opt.Out == nil {
 		opt.Out = io.Discard
 	}
+	if opt.Lister == nil {
+		opt.Lister = ListCases
+	}
 	bins = Order(bins)
 	start := time.Now()
 	rep := &Report{ResultsDir: opt.ResultsDir}
-	out := opt.Out
+	errs := &writeErrors{log: opt.Log}
+	opt.errs = errs
+	out := io.Writer(newSink(opt.Out, "the merged stream to stdout", errs))
 	var tapFile *os.File
 	if opt.ResultsDir != "" {
 		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
@@ -133,13 +156,13 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 		}
 		defer f.Close()
 		tapFile = f
-		out = io.MultiWriter(opt.Out, f)
+		out = io.MultiWriter(out, newSink(f, filepath.Join(opt.ResultsDir, "results.tap"), errs))
 	}
 
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
-	prog := newProgress(opt.Progress, opt.Live, bins)
+	prog := newProgress(opt.Progress, opt.Live, bins, opt.Timeout)
 	prog.start()
 
 	var perf, other []int
@@ -163,7 +186,8 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 						prog.running(i)
 						o = runOne(ctx, bins[i], opt, prog.counter(i), m.stream(i))
 					}
-					judge(o, opt.Timeout, opt.Strict)
+					closeEarlyEnd(ctx, o, opt)
+					judge(o, opt.Timeout, opt.Strict, opt.args(bins[i]))
 					prog.done(i, o)
 					m.finish(i, o)
 				}
@@ -183,6 +207,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	rep.Interrupted = ctx.Err() != nil
 	rep.Elapsed = time.Since(start)
 	rep.Root = &tap.Node{Version: versionLine(opt.Format), Plan: len(bins), Duration: rep.Elapsed}
+	rep.Info = hostInfo(opt.Suite, start, rep.Elapsed)
 	for i, o := range m.outcomes {
 		o.Node.Number = i + 1
 		rep.Root.Children = append(rep.Root.Children, o.Node)
@@ -192,14 +217,15 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	}
 	if tapFile != nil {
 		if err := tapFile.Close(); err != nil {
-			return rep, fmt.Errorf("writing merged tap file: %w", err)
+			errs.add("closing results.tap", err)
 		}
 	}
 	if opt.ResultsDir != "" {
 		if err := rep.writeFiles(opt.Suite); err != nil {
-			return rep, err
+			errs.add("results directory", err)
 		}
 	}
+	rep.WriteErr = errs.err()
 	return rep, nil
 }
 
@@ -231,19 +257,74 @@ func (r *Report) writeFiles(suite string) error {
 	if err := write("junit.xml", func(w io.Writer) error { return tap.WriteJUnit(w, r.Root, suite) }); err != nil {
 		return err
 	}
+	if err := write("run.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r.Info)
+	}); err != nil {
+		return err
+	}
+	if err := write("lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }); err != nil {
+		return err
+	}
 	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
+}
+
+// args are the arguments b runs with.
+func (opt Options) args(b Binary) []string {
+	args := append([]string(nil), opt.PassArgs...)
+	if b.IsPerf() {
+		args = append(args, opt.PerfArgs...)
+	}
+	return append(args, b.Args...)
+}
+
+// closeEarlyEnd fills o.Closing when b's stream ended before every case was
+// reported (a timeout, a signal, a crash, an interrupt): the cases it did not
+// report, by name (from the Lister), the one it was in marked not ok with
+// why, the others skipped as not run.
+func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
+	if o.StartErr != nil {
+		return
+	}
+	st := tap.ParseString(string(o.Stdout))
+	missing := st.Plan < 0 || st.Counts()[tap.StatusMissing] > 0
+	if !missing && !o.TimedOut && o.Signal == "" && !o.Interrupted {
+		return
+	}
+	cases, err := opt.Lister(context.WithoutCancel(ctx), o.Binary, opt.args(o.Binary))
+	if err != nil {
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: cannot name the cases it did not report: %v", o.Binary.Name, err))
+		return
+	}
+	name := o.Binary.Name
+	var killed, why string
+	switch {
+	case o.TimedOut:
+		killed, why = fmt.Sprintf("%s killed by the runner after %s seconds (-timeout)", name, seconds(opt.Timeout)), string(tap.Timeout)
+	case o.Interrupted && o.Elapsed == 0:
+		killed = "the run was interrupted before " + name + " started"
+	case o.Interrupted:
+		killed, why = fmt.Sprintf("%s stopped: the run was interrupted", name), "FAIL"
+	case o.Signal != "":
+		killed, why = fmt.Sprintf("%s killed by signal %s", name, o.Signal), "FAIL"
+	default:
+		killed, why = fmt.Sprintf("%s exited with status %d before reporting it", name, o.ExitCode), "FAIL"
+	}
+	o.Closing = closingLines(st, cases, killed, why)
 }
 
 // runOne runs b to completion, to its deadline, or to ctx's end.
 func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
-	args := append([]string(nil), opt.PassArgs...)
-	if b.IsPerf() {
-		args = append(args, opt.PerfArgs...)
-	}
-	args = append(args, b.Args...)
-	cmd := exec.Command(b.Path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := exec.Command(b.Path, opt.args(b)...)
+	// The binary dies with the runner, even a SIGKILLed one (its own
+	// children, the namespaced re-exec and the actors, die with it in turn).
+	// The parent-death signal fires when the forking thread exits: keep this
+	// goroutine on its thread until the binary is reaped.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var stdout, stderr bytes.Buffer
 	outW, errW := io.Writer(&stdout), io.Writer(&stderr)
 	for _, w := range live {
@@ -253,18 +334,23 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 	}
 	if opt.ResultsDir != "" {
 		base := filepath.Join(opt.ResultsDir, "logs", b.Name)
-		if f, err := os.Create(base + ".stdout"); err == nil {
+		for _, l := range []struct {
+			w    *io.Writer
+			name string
+		}{{&outW, base + ".stdout"}, {&errW, base + ".stderr"}} {
+			f, err := os.Create(l.name)
+			if err != nil {
+				opt.errs.add("creating a log", err)
+				continue
+			}
 			defer f.Close()
-			outW = io.MultiWriter(outW, f)
-		}
-		if f, err := os.Create(base + ".stderr"); err == nil {
-			defer f.Close()
-			errW = io.MultiWriter(errW, f)
+			*l.w = io.MultiWriter(*l.w, newSink(f, l.name, opt.errs))
 		}
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	// A grandchild that keeps the pipes open must not hold the runner.
-	cmd.WaitDelay = opt.KillGrace + 2*time.Second
+	// A grandchild that keeps the pipes open must not hold the runner long
+	// after the binary itself ended.
+	cmd.WaitDelay = 2 * time.Second
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -295,11 +381,11 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 			o.Interrupted = true
 			mu.Unlock()
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		killTree(pgid, syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(opt.KillGrace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killTree(pgid, syscall.SIGKILL)
 		}
 	}()
 	err := cmd.Wait()

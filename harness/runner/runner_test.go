@@ -54,9 +54,11 @@ echo "panic: runtime error: index out of range" >&2
 echo "goroutine 1 [running]:" >&2
 exit 2
 `
+	// exec: no shell is left to print "Terminated" (in a race with its own
+	// death) when the runner kills the sleep.
 	hangBody = `echo "TAP version 13"
 echo "1..1"
-sleep 60
+exec sleep 60
 `
 )
 
@@ -162,6 +164,10 @@ func TestMergedStream(t *testing.T) {
 			saved, err := os.ReadFile(filepath.Join(res, "results.tap"))
 			assert.NilError(t, err)
 			assert.Equal(t, string(saved), out.String())
+			junit, err := os.Open(filepath.Join(res, "junit.xml"))
+			assert.NilError(t, err)
+			assert.DeepEqual(t, tap.CheckJUnit(junit), []string(nil))
+			junit.Close()
 			stderr, err := os.ReadFile(filepath.Join(res, "logs", "crasher.stderr"))
 			assert.NilError(t, err)
 			assert.Assert(t, is.Contains(string(stderr), "panic: runtime error"))
@@ -364,6 +370,11 @@ func TestReadRuntest(t *testing.T) {
 		},
 		{name: "missing_command", in: "lonely\n", wantErr: `runtest line 1: want "<tag> <command> [args]", got "lonely"`},
 		{name: "duplicate_tag", in: "a /bin/true\na /bin/false\n", wantErr: `runtest line 2: tag "a" already used on line 1`},
+		{name: "quoted_args", in: `q sh -c "echo 'a b'" it\'s 'x y' "d\"q"` + "\n",
+			want: []Binary{{Name: "q", Path: lookPath(t, "sh"), Args: []string{"-c", "echo 'a b'", "it's", "x y", `d"q`}}}},
+		{name: "unterminated_quote", in: `q sh -c "echo` + "\n", wantErr: `runtest line 1: unterminated " quote in "q sh -c \"echo"`},
+		{name: "junk_tag", in: "../evil /bin/true\n", wantErr: `runtest line 1: tag "../evil": want letters, digits, '_', '.' or '-'`},
+		{name: "junk_tag_shell", in: "a;b /bin/true\n", wantErr: `runtest line 1: tag "a;b": want letters, digits, '_', '.' or '-'`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,6 +430,14 @@ func TestLiveProgress(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, is.Contains(prog.String(), "\x1b[2K"))
 	assert.Assert(t, is.Contains(prog.String(), "PASS    good"))
+
+	// A running binary shows its time left before -timeout, and the others wait.
+	prog.Reset()
+	_, err = Run(context.Background(), []Binary{fake(t, dir, "slow", "sleep 0.6\n"+passBody), fake(t, dir, "next", passBody)},
+		Options{Progress: &prog, Live: true, Timeout: time.Minute})
+	assert.NilError(t, err)
+	assert.Check(t, is.Regexp(`running slow .* \(killed in (60|59)s\)`, prog.String()))
+	assert.Check(t, is.Contains(prog.String(), "1 waiting, 0 of 2 done"))
 
 	prog.Reset()
 	_, err = Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{Progress: &prog})

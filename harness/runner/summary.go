@@ -131,3 +131,27 @@ func orNone(reason string) string {
 	}
 	return reason
 }
+
+// WriteLTPSummary writes the run's case counts in LTP's end-of-run shape, which
+// kirk reads from a test's output: passed, failed (a failed leaf), broken (a
+// leaf that timed out, errored or never reported, or a binary that broke
+// without a failed leaf) and skipped. Call it after the merged stream.
+func (r *Report) WriteLTPSummary(w io.Writer) {
+	var passed, failed, broken, skipped int
+	for _, o := range r.Outcomes {
+		c := o.Stream.Counts()
+		passed += c[tap.StatusPass] + c[tap.StatusXFail] + c[tap.StatusTodo]
+		failed += c[tap.StatusFail]
+		broken += c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
+		skipped += c[tap.StatusSkip]
+		if len(o.Stream.Children) == 0 {
+			switch {
+			case o.Node.Status == tap.StatusSkip:
+				skipped++
+			case o.Node.Status.Failed():
+				broken++
+			}
+		}
+	}
+	_ = tap.LTPSummary(w, passed, failed, broken, skipped, 0)
+}

@@ -24,8 +24,15 @@ const stderrTail = 10
 
 // judge parses o's stream and decides o.Node: the exit status and the stream
 // must agree, and anything truncated, killed or inconsistent is a failure.
-func judge(o *Outcome, timeout time.Duration, strict bool) {
-	st := tap.ParseString(string(o.Stdout))
+func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
+	stream := string(o.Stdout)
+	if len(o.Closing) > 0 {
+		if stream != "" && !strings.HasSuffix(stream, "\n") {
+			stream += "\n"
+		}
+		stream += strings.Join(o.Closing, "\n") + "\n"
+	}
+	st := tap.ParseString(stream)
 	o.Stream = st
 	n := &tap.Node{
 		Name: o.Binary.Name, Status: tap.StatusFail, Plan: st.Plan, SkipAll: st.SkipAll,
@@ -53,6 +60,13 @@ func judge(o *Outcome, timeout time.Duration, strict bool) {
 		}
 	}
 	streamBroken := st.BailOut != "" || len(st.Problems) > 0 || counts[tap.StatusMissing] > 0
+	// "1..0" with no reason: the program ran nothing and did not say why.
+	// That is never a pass; with our -run filter it means no case matched.
+	emptyPlan := st.Plan == 0 && st.SkipAll == "" && leaves == 0
+	emptyReason := "ran no test (plan 1..0 without a reason)"
+	if re := flagValue(args, "run"); re != "" {
+		emptyReason = fmt.Sprintf("no case matches -run %s", re)
+	}
 
 	switch {
 	case o.StartErr != nil:
@@ -81,6 +95,8 @@ func judge(o *Outcome, timeout time.Duration, strict bool) {
 			note("exit status 0 but %d case(s) failed", failedCases)
 		case st.SkipAll != "":
 			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, st.SkipAll
+		case emptyPlan:
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, emptyReason
 		default:
 			n.Status = tap.StatusPass
 		}
@@ -95,6 +111,8 @@ func judge(o *Outcome, timeout time.Duration, strict bool) {
 			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, st.SkipAll
 		case leaves > 0 && counts[tap.StatusSkip] == leaves:
 			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, skipReason(st, leaves)
+		case emptyPlan:
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, emptyReason
 		default:
 			note("exit status %d (all skipped) but %d of %d cases were not skipped", o.ExitCode, leaves-counts[tap.StatusSkip], leaves)
 		}
@@ -125,6 +143,23 @@ func judge(o *Outcome, timeout time.Duration, strict bool) {
 		}
 	}
 	n.Diagnostics = append(append([]string(nil), st.Diagnostics...), o.Notes...)
+}
+
+// flagValue returns the value of the last -name (or --name) flag in args, in
+// either "-name value" or "-name=value" form.
+func flagValue(args []string, name string) string {
+	v := ""
+	for i, a := range args {
+		a = strings.TrimPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		switch {
+		case a == name && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(a, name+"="):
+			v = strings.TrimPrefix(a, name+"=")
+		}
+	}
+	return v
 }
 
 // skipReason names why every case of a stream was skipped: the one reason

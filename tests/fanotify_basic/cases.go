@@ -35,6 +35,8 @@ var cases = []harness.Case{
 		Name: "inode_mark_dir",
 		Doc:  "a directory's inode mark reports its children only with FAN_EVENT_ON_CHILD and itself only with FAN_ONDIR (no FAN_ONDIR bit without FIDs)",
 		Run:  inodeMarkDir,
+		// Subtests: inodeMarkDir's table, so that a skip keeps these leaves.
+		Subtests: []string{"on_child", "no_flag", "ondir", "on_child_ondir"},
 	},
 	{
 		Name: "mount_mark_scope",
@@ -86,6 +88,8 @@ var cases = []harness.Case{
 		Name: "mark_dont_follow",
 		Doc:  "FAN_MARK_DONT_FOLLOW marks the symlink itself (opening through it reports nothing); without it the target is marked",
 		Run:  markDontFollow,
+		// Subtests: markDontFollow's table, so that a skip keeps these leaves.
+		Subtests: []string{"dont_follow", "follow"},
 	},
 	{
 		Name:  "mark_flush",

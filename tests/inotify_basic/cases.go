@@ -84,11 +84,15 @@ var cases = []harness.Case{
 		Name: "excl_unlink",
 		Doc:  "IN_EXCL_UNLINK hides events of a child after it was unlinked; without it they are reported with its name",
 		Run:  exclUnlink,
+		// Subtests: exclUnlink's table, so that a skip keeps these leaves.
+		Subtests: []string{"with_flag", "without_flag"},
 	},
 	{
 		Name: "mask_add",
 		Doc:  "IN_MASK_ADD ORs into the existing watch (same wd); without it the mask is replaced",
 		Run:  maskAdd,
+		// Subtests: maskAdd's table, so that a skip keeps these leaves.
+		Subtests: []string{"add", "replace"},
 	},
 	{
 		Name: "mask_create_eexist",

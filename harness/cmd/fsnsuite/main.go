@@ -50,12 +50,17 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 	"vm-timeout": true, "results": true, "dir": true, "f": true}
 
 const usage = `usage: fsnsuite [flags]
+       fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
+       fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
 
 Exit status (kselftest): 0 all passed, 1 a failure, 4 everything skipped.
 With -exit ltp: 0 pass, 1 fail, 2 broken (timeout, crash), 32 all skipped.
+Either way 2 is also a usage or environment error: a bad flag or runtest
+file, or a results directory that cannot be written (the TAP stream on
+stdout is complete even then).
 
 flags:
 `
@@ -65,12 +70,15 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
+	if len(args) > 0 {
+		switch args[0] {
+		case "export":
+			return export(args[1:], stdout, stderr)
+		case "report":
+			return report(args[1:], stdout, stderr)
+		}
 	}
+	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
 	var (
 		runtest     = fs.String("f", "", "read the binaries from an LTP runtest `file` (\"<tag> <command> [args]\" lines)")
 		dir         = fs.String("dir", "", "`directory` of the test binaries (default: the directory of this executable)")
@@ -94,14 +102,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	// A bad flag gets one line and a pointer to -h, not the whole usage.
+	if code, done := parseArgs(fs, args, usage, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q; see -h\n", fs.Args())
 		return 2
 	}
 	fail := func(format string, a ...any) int {
@@ -114,6 +120,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *exitConv != "kselftest" && *exitConv != "ltp" {
 		return fail("unknown -exit %q (want kselftest or ltp)", *exitConv)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", *timeout}, {"case-timeout", *caseTimeout}, {"vm-timeout", *vmTimeout}} {
+		if d.v < 0 {
+			return fail("-%s %v is negative (0 means no limit)", d.name, d.v)
+		}
+	}
+	if *jobs < 1 {
+		return fail("-j %d: want 1 or more", *jobs)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -129,6 +146,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// A reader of stdout that goes away (fsnsuite | head) must not kill the
+	// runner and, through their pipes, the binaries: with SIGPIPE caught,
+	// the write fails instead and the run goes on.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	if *kernel != "" {
 		return runInVM(ctx, fs, set, vmRequest{
@@ -222,15 +245,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Out:        stdout,
 		Progress:   stderr,
 		Live:       isTerminal(stderr),
+		Log:        stderr,
 	})
-	if rep != nil {
-		rep.WriteSummary(stderr)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
-		if rep == nil {
-			return 1
-		}
+		// Nothing ran: the results directory is unusable (read-only,
+		// not a directory): an environment error, LTP's TBROK.
+		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
+		return 2
+	}
+	rep.WriteSummary(stderr)
+	if *exitConv == "ltp" {
+		rep.WriteLTPSummary(stdout)
+	}
+	if rep.WriteErr != nil {
+		fmt.Fprintf(stderr, "fsnsuite: the results in %s are incomplete: %v\n", resDir, rep.WriteErr)
+		return 2
 	}
 	return rep.ExitCode(*exitConv == "ltp")
 }

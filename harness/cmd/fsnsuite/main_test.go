@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -45,6 +46,10 @@ func TestExitStatus(t *testing.T) {
 		{"filtered_to_pass", map[string]string{"good": pass, "bad": fail}, []string{"-run", "^good$"}, 0},
 		{"nothing_selected", map[string]string{"a": pass}, []string{"-run", "nomatch"}, 2},
 		{"bad_flag", map[string]string{"a": pass}, []string{"-format", "xml"}, 2},
+		{"negative_case_timeout", map[string]string{"a": pass}, []string{"-case-timeout", "-1s"}, 2},
+		{"negative_timeout", map[string]string{"a": pass}, []string{"-timeout", "-5s"}, 2},
+		{"zero_jobs", map[string]string{"a": pass}, []string{"-j", "0"}, 2},
+		{"unknown_flag", map[string]string{"a": pass}, []string{"-bogus"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,4 +156,54 @@ func TestParseMiB(t *testing.T) {
 			assert.Equal(t, got, tc.want)
 		})
 	}
+}
+
+// A bad command line gets one line and a pointer to -h (issue 14 item 5).
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	for _, args := range [][]string{{"-bogus"}, {"-timeout", "soon"}, {"-case-timeout", "-1s"}, {"extra"}} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, run(args, &out, &errb), 2)
+		assert.Equal(t, strings.Count(errb.String(), "\n"), 1, "stderr: %q", errb.String())
+		if args[0] == "-bogus" || args[0] == "extra" || args[1] == "soon" {
+			assert.Check(t, is.Contains(errb.String(), "; see -h"))
+		}
+	}
+}
+
+// A results directory that cannot be used is exit 2 (usage/environment,
+// LTP's TBROK), not 1, under either convention (issue 14 item 1).
+func TestUnusableResultsDir(t *testing.T) {
+	dir := binDir(t, map[string]string{"a": pass})
+	file := filepath.Join(t.TempDir(), "file")
+	assert.NilError(t, os.WriteFile(file, nil, 0o644))
+	for _, conv := range []string{"kselftest", "ltp"} {
+		var out, errb bytes.Buffer
+		got := run([]string{"-dir", dir, "-exit", conv, "-results", filepath.Join(file, "res")}, &out, &errb)
+		assert.Equal(t, got, 2, "stderr: %s", errb.String())
+		assert.Check(t, is.Contains(errb.String(), "not a directory"))
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	ro := filepath.Join(t.TempDir(), "ro")
+	assert.NilError(t, os.Mkdir(ro, 0o755))
+	assert.NilError(t, unix.Mount("tmpfs", ro, "tmpfs", unix.MS_RDONLY, ""))
+	t.Cleanup(func() { _ = unix.Unmount(ro, unix.MNT_DETACH) })
+	var out, errb bytes.Buffer
+	assert.Equal(t, run([]string{"-dir", dir, "-exit", "ltp", "-results", ro}, &out, &errb), 2)
+	assert.Check(t, is.Contains(errb.String(), "read-only file system"))
+}
+
+// Under -exit ltp the runner's stdout ends with LTP's summary counts (what
+// kirk parses), so a partly skipped run shows its skips.
+func TestLTPSummaryCounts(t *testing.T) {
+	dir := binDir(t, map[string]string{"a": pass, "b": skipAll,
+		"c": "echo 1..3; echo 'ok 1 x'; echo 'ok 2 y # SKIP no ext4'; echo 'not ok 3 z'; printf '\\nSummary:\\npassed   1\\nfailed   1\\nbroken   0\\nskipped  1\\nwarnings 0\\n'; exit 1\n"})
+	var out, errb bytes.Buffer
+	assert.Equal(t, run([]string{"-dir", dir, "-exit", "ltp", "-results", t.TempDir()}, &out, &errb), 1)
+	assert.Check(t, is.Contains(out.String(), "\nSummary:\npassed   2\nfailed   1\nbroken   0\nskipped  2\nwarnings 0\n"), out.String())
+	assert.Equal(t, strings.Count(out.String(), "Summary:"), 1, "the binaries' own summaries stay out of the merged stream")
+	out.Reset()
+	run([]string{"-dir", dir, "-results", t.TempDir()}, &out, &errb)
+	assert.Check(t, !strings.Contains(out.String(), "Summary:"))
 }

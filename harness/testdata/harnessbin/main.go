@@ -31,7 +31,9 @@ func main() {
 			{Name: "skip", Doc: "skips with a reason", Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
 			{Name: "fail", Doc: "fails with a hint", Fix: &harness.Fix{Commit: "0123456789abcdef", Subject: "fsnotify: a fix"},
 				Run: func(t *harness.T) { t.Errorf("want 1, got 2") }},
-			{Name: "subtests", Doc: "nests", Run: func(t *harness.T) {
+			{Name: "subtests_skipped_early", Doc: "skips before its declared subtests run", Subtests: []string{"one", "two"},
+				Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
+			{Name: "subtests", Doc: "nests", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) {})
 				t.Run("two", func(t *harness.T) { t.Skipf("reason two") })
 			}},

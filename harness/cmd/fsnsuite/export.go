@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+)
+
+const exportUsage = `usage: fsnsuite export -kcidb [-o FILE] [-origin NAME] [-build-id ID] RESULTS_DIR
+
+Writes a results directory (from a run of fsnsuite) in another CI's format:
+  -kcidb   KCIDB I/O JSON (schema v5.3): one test per leaf, path
+           fsnsuite.BINARY.CASE[.SUBTEST], PASS/FAIL/SKIP/ERROR, durations,
+           the kernel release and arch as environment, perf measurements as
+           numbers. Submit it with kcidb-submit.
+
+flags:
+`
+
+// export is "fsnsuite export ...".
+func export(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fsnsuite export", flag.ContinueOnError)
+	var (
+		kcidb   = fs.Bool("kcidb", false, "write KCIDB I/O JSON")
+		out     = fs.String("o", "", "write to `file` (default stdout)")
+		origin  = fs.String("origin", "fsnsuite", "KCIDB `origin` of the submitting CI system ([a-z0-9_]+)")
+		buildID = fs.String("build-id", "", "KCIDB `id` of the kernel build tested (default ORIGIN:KERNEL_RELEASE)")
+		runID   = fs.String("run-id", "", "makes test ids unique per run (default: the run's start time)")
+	)
+	if code, done := parseArgs(fs, args, exportUsage, stderr); done {
+		return code
+	}
+	if !*kcidb || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "fsnsuite export: want -kcidb and one results directory; see -h")
+		return 2
+	}
+	res, err := runner.LoadResults(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
+		return 2
+	}
+	err = writeTo(*out, stdout, func(w io.Writer) error {
+		return runner.WriteKCIDB(w, res, runner.KCIDBOptions{Origin: *origin, BuildID: *buildID, RunID: *runID})
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
+		return 2
+	}
+	return 0
+}

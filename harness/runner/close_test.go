@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// fakeList stands in for a binary's -list -subtests.
+func fakeList(cases ...ListedCase) Lister {
+	return func(context.Context, Binary, []string) ([]ListedCase, error) { return cases, nil }
+}
+
+type leaf struct {
+	Path   string
+	Status tap.Status
+	Reason string
+}
+
+func leaves(n *tap.Node) []leaf {
+	var out []leaf
+	n.WalkKeys(func(p []string, l *tap.Node) { out = append(out, leaf{strings.Join(p, "."), l.Status, l.Reason}) })
+	return out
+}
+
+// noProblems fails if any block of n is inconsistent (plan vs results).
+func noProblems(t *testing.T, n *tap.Node) {
+	t.Helper()
+	var rec func(path string, m *tap.Node)
+	rec = func(path string, m *tap.Node) {
+		assert.Check(t, is.Len(m.Problems, 0), "block %q", path)
+		for _, c := range m.Children {
+			rec(path+"/"+c.Name, c)
+		}
+	}
+	rec("", n)
+}
+
+// A binary that ends early (runner timeout, a signal, a crash) leaves a
+// complete block: every case it did not report is named (from -list), the one
+// it was in is not ok with why, the rest are skipped as not run, and a case's
+// subtests keep their leaves. Issue 15 item 1: no "#169 (missing)".
+func TestEarlyEndNamesEveryCase(t *testing.T) {
+	cases := []ListedCase{{Name: "a.tmpfs"}, {Name: "b.tmpfs", Subtests: []string{"one", "two"}}, {Name: "c.tmpfs"}, {Name: "d.ext4"}}
+	const start = "echo 'TAP version 13'\necho 1..4\necho 'ok 1 a.tmpfs'\n"
+	tests := []struct {
+		name, body string
+		status     tap.Status
+		firstWhy   string // reason on the case it was in
+		restWhy    string
+	}{
+		{"timeout", start + "sleep 60\n", tap.StatusTimeout, "timeout killed by the runner after 0.5 seconds (-timeout)", "not run: timeout killed by the runner after 0.5 seconds (-timeout)"},
+		{"signal", start + "kill -KILL $$\n", tap.StatusFail, "", "not run: signal killed by signal killed"},
+		{"crash", start + "exit 2\n", tap.StatusFail, "", "not run: crash exited with status 2 before reporting it"},
+	}
+	for _, f := range []tap.Format{tap.TAP13, tap.KTAP} {
+		for _, tc := range tests {
+			t.Run(f.String()+"_"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				b := fake(t, t.TempDir(), tc.name, tc.body)
+				var out bytes.Buffer
+				rep, err := Run(context.Background(), []Binary{b}, Options{Timeout: 500 * time.Millisecond, KillGrace: 100 * time.Millisecond,
+					Format: f, Out: &out, Lister: fakeList(cases...)})
+				assert.NilError(t, err)
+				assert.Equal(t, rep.Outcomes[0].Node.Status, tc.status, "notes %q", rep.Outcomes[0].Notes)
+				back := tap.ParseString(out.String())
+				noProblems(t, back)
+				firstStatus := tap.StatusFail
+				if tc.name == "timeout" {
+					firstStatus = tap.StatusTimeout
+				}
+				p := tc.name + "."
+				want := []leaf{
+					{p + "a.tmpfs", tap.StatusPass, ""},
+					{p + "b.tmpfs.one", tap.StatusSkip, tc.restWhy},
+					{p + "b.tmpfs.two", tap.StatusSkip, tc.restWhy},
+					{p + "c.tmpfs", tap.StatusSkip, tc.restWhy},
+					{p + "d.ext4", tap.StatusSkip, tc.restWhy},
+				}
+				assert.DeepEqual(t, leaves(back), want)
+				b1 := back.Children[0].Children[1]
+				assert.Equal(t, b1.Status, firstStatus, "the case it was in: %+v", b1)
+				assert.Equal(t, b1.Reason, tc.firstWhy)
+				assert.Check(t, is.Contains(out.String(), "# fsnsuite: "+tc.name), "a note says it was killed and by what:\n%s", out.String())
+
+				var junit bytes.Buffer
+				assert.NilError(t, tap.WriteJUnit(&junit, rep.Root, "fsnsuite"))
+				assert.DeepEqual(t, tap.CheckJUnit(&junit), []string(nil))
+			})
+		}
+	}
+}
+
+// The real thing: a harness binary killed by the runner's -timeout while a
+// case hangs; ListCases asks it (-list -subtests, same -run) for the names.
+func TestEarlyEndRealBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the harness binary needs root")
+	}
+	bin := filepath.Join(t.TempDir(), "harnessbin")
+	out, err := exec.Command("go", "build", "-o", bin, "../testdata/harnessbin").CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	var merged bytes.Buffer
+	rep, err := Run(context.Background(), []Binary{{Name: "harnessbin", Path: bin}}, Options{
+		Timeout: 3 * time.Second, KillGrace: 500 * time.Millisecond, Out: &merged,
+		PassArgs: []string{"-run", "^(pass|hang|subtests_skipped_early|hold.*)$", "-timeout", "60s"},
+	})
+	assert.NilError(t, err)
+	o := rep.Outcomes[0]
+	assert.Equal(t, o.Node.Status, tap.StatusTimeout)
+	back := tap.ParseString(merged.String())
+	noProblems(t, back)
+	why := "not run: harnessbin killed by the runner after 3 seconds (-timeout)"
+	assert.DeepEqual(t, leaves(back), []leaf{
+		{"harnessbin.pass", tap.StatusPass, ""},
+		{"harnessbin.subtests_skipped_early.one", tap.StatusSkip, "FAN_TEST not supported (EINVAL)"},
+		{"harnessbin.subtests_skipped_early.two", tap.StatusSkip, "FAN_TEST not supported (EINVAL)"},
+		{"harnessbin.hang", tap.StatusTimeout, "harnessbin killed by the runner after 3 seconds (-timeout)"},
+		{"harnessbin.hold.ext4", tap.StatusSkip, why},
+	})
+	t.Logf("merged stream:\n%s", merged.String())
+}
+
+func TestParseList(t *testing.T) {
+	got := ParseList([]byte("a.tmpfs\n    one\n    two\nb.ext4\n\nc\n"))
+	assert.DeepEqual(t, got, []ListedCase{{Name: "a.tmpfs", Subtests: []string{"one", "two"}}, {Name: "b.ext4"}, {Name: "c"}})
+}

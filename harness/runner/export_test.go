@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// exportRun makes a results directory from fakes shaped like our binaries: a
+// pass with nested subtests, skips with reasons (two leaves whose names a
+// reason-in-name scheme would collide: LAVA's "_dup"), a failure, a crash, a
+// perf case with measurements.
+func exportRun(t *testing.T) (*Report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	m1 := tap.Measurement{Name: "none_ns_per_op", Value: 1664, Unit: "ns/op", Lo: 1651, Hi: 1678}
+	m2 := tap.Measurement{Name: "ratio", Value: 1.005, Unit: "ratio", Lo: 0.998, Hi: 1.012}
+	bins := []Binary{
+		fake(t, dir, "inotify_basic", `echo 'TAP version 13'
+echo 1..3
+echo 'ok 1 create.tmpfs'
+echo '    # Subtest: mark_dont_follow.ext4'
+echo '    1..2'
+echo '    ok 1 dont_follow # SKIP ext4: mkfs.ext4 not found'
+echo '    ok 2 follow # SKIP ext4: mkfs.ext4 not found'
+echo 'ok 2 mark_dont_follow.ext4 # SKIP ext4: mkfs.ext4 not found'
+echo '# want: IN_CREATE'
+echo 'not ok 3 delete.tmpfs'
+exit 1
+`),
+		fake(t, dir, "crasher", crashBody),
+		fake(t, dir, "perf_modify_overhead", fmt.Sprintf("echo 'TAP version 13'\necho 1..1\necho '# %s'\necho '# %s'\necho 'ok 1 write_watch.tmpfs'\n", m1, m2)),
+	}
+	res := filepath.Join(dir, "results")
+	rep, err := Run(context.Background(), bins, Options{ResultsDir: res, Timeout: 5 * time.Second})
+	assert.NilError(t, err)
+	return rep, res
+}
+
+// The LAVA results file: one line per leaf and per measurement, stable
+// dotted names (no reason, no "_dup"), measurements with units; checked by
+// ParseLAVA, the parse the test definition's loop relies on.
+func TestLAVAResults(t *testing.T) {
+	_, res := exportRun(t)
+	f, err := os.Open(filepath.Join(res, "lava.txt"))
+	assert.NilError(t, err)
+	defer f.Close()
+	lines, err := ParseLAVA(f)
+	assert.NilError(t, err)
+	var got []string
+	for _, l := range lines {
+		got = append(got, strings.TrimSpace(strings.Join([]string{l.Name, l.Result, l.Measurement, l.Units}, " ")))
+	}
+	assert.DeepEqual(t, got, []string{
+		"inotify_basic.create.tmpfs pass",
+		"inotify_basic.mark_dont_follow.ext4.dont_follow skip",
+		"inotify_basic.mark_dont_follow.ext4.follow skip",
+		"inotify_basic.delete.tmpfs fail",
+		"crasher.first pass",
+		"crasher.missing_2 fail",
+		"crasher.missing_3 fail",
+		"perf_modify_overhead.write_watch.tmpfs pass",
+		"perf_modify_overhead.write_watch.tmpfs.none_ns_per_op pass 1664 ns/op",
+		"perf_modify_overhead.write_watch.tmpfs.ratio pass 1.005 ratio",
+	})
+	for _, l := range lines {
+		assert.Check(t, !strings.Contains(l.Name, "mkfs") && !strings.Contains(l.Name, "_dup"), l.Name)
+	}
+	for _, bad := range []string{"a pass\na pass\n", "a b/c pass\n", "a/b pass\n", "a maybe\n", "a pass x ms\n"} {
+		_, err := ParseLAVA(strings.NewReader(bad))
+		assert.Check(t, err != nil, "accepted %q", bad)
+	}
+}
+
+// kcidbRules checks a KCIDB I/O document against the rules of the published
+// schema (kernelci/kcidb-io, v5.3; read there, restated here): version, the
+// test object's required and allowed properties, id and origin formats,
+// the dotted path, the status values, no nulls, the log_excerpt limit.
+func kcidbRules(doc []byte) []string {
+	var errs []string
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	var top map[string]any
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return []string{err.Error()}
+	}
+	var noNull func(p string, v any)
+	noNull = func(p string, v any) {
+		switch x := v.(type) {
+		case nil:
+			bad("%s is null (the schema allows no nulls)", p)
+		case map[string]any:
+			for k, e := range x {
+				noNull(p+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				noNull(fmt.Sprintf("%s[%d]", p, i), e)
+			}
+		}
+	}
+	noNull("", top)
+	for k := range top {
+		if !strings.Contains(" version checkouts builds tests issues incidents ", " "+k+" ") {
+			bad("top-level property %q not allowed", k)
+		}
+	}
+	v, _ := top["version"].(map[string]any)
+	if v == nil || v["major"] != float64(5) {
+		bad("version.major must be 5, got %v", v)
+	} else if mi, ok := v["minor"].(float64); !ok || mi < 0 || mi > 3 {
+		bad("version.minor must be 0..3, got %v", v["minor"])
+	}
+	origin := regexp.MustCompile(`^[a-z0-9_]+$`)
+	originID := regexp.MustCompile(`^[a-z0-9_]+:.*$`)
+	path := regexp.MustCompile(`^([a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*)?$`)
+	allowed := " _timestamp build_id id origin environment path comment log_url log_excerpt status number start_time duration input_files output_files misc "
+	tests, _ := top["tests"].([]any)
+	ids := map[string]bool{}
+	for i, e := range tests {
+		tt, _ := e.(map[string]any)
+		for k := range tt {
+			if !strings.Contains(allowed, " "+k+" ") {
+				bad("tests[%d]: property %q not allowed", i, k)
+			}
+		}
+		for _, k := range []string{"build_id", "id", "origin"} {
+			if _, ok := tt[k].(string); !ok {
+				bad("tests[%d]: %s is required (a string)", i, k)
+			}
+		}
+		id, _ := tt["id"].(string)
+		if !originID.MatchString(id) || !originID.MatchString(fmt.Sprint(tt["build_id"])) || !origin.MatchString(fmt.Sprint(tt["origin"])) {
+			bad("tests[%d]: id %q / build_id %v / origin %v do not match origin:... and [a-z0-9_]+", i, id, tt["build_id"], tt["origin"])
+		}
+		if !strings.HasPrefix(id, fmt.Sprint(tt["origin"])+":") {
+			bad("tests[%d]: id %q does not start with its origin", i, id)
+		}
+		if ids[id] {
+			bad("tests[%d]: duplicate id %q", i, id)
+		}
+		ids[id] = true
+		if p, ok := tt["path"].(string); ok && !path.MatchString(p) {
+			bad("tests[%d]: path %q breaks the dotted-path rule", i, p)
+		}
+		if s, ok := tt["status"]; ok && !strings.Contains(" FAIL ERROR MISS PASS DONE SKIP ", " "+fmt.Sprint(s)+" ") {
+			bad("tests[%d]: status %v not in FAIL ERROR MISS PASS DONE SKIP", i, s)
+		}
+		if d, ok := tt["duration"]; ok {
+			if _, num := d.(float64); !num {
+				bad("tests[%d]: duration %v is not a number", i, d)
+			}
+		}
+		if st, ok := tt["start_time"].(string); ok {
+			if _, err := time.Parse(time.RFC3339, st); err != nil {
+				bad("tests[%d]: start_time %q is not a date-time", i, st)
+			}
+		}
+		if l, ok := tt["log_excerpt"].(string); ok && len([]rune(l)) > 16384 {
+			bad("tests[%d]: log_excerpt longer than 16384", i)
+		}
+		if n, ok := tt["number"].(map[string]any); ok {
+			if _, num := n["value"].(float64); !num {
+				bad("tests[%d]: number.value is required (a number)", i)
+			}
+			for k := range n {
+				if k != "value" && k != "unit" && k != "prefix" {
+					bad("tests[%d]: number.%s not allowed", i, k)
+				}
+			}
+		}
+		if env, ok := tt["environment"].(map[string]any); ok {
+			for k := range env {
+				if k != "compatible" && k != "comment" && k != "misc" {
+					bad("tests[%d]: environment.%s not allowed", i, k)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func TestKCIDB(t *testing.T) {
+	_, res := exportRun(t)
+	r, err := LoadResults(res)
+	assert.NilError(t, err)
+	assert.Assert(t, r.Info.Kernel != "" && r.Info.Arch != "", "%+v", r.Info)
+	var buf bytes.Buffer
+	assert.NilError(t, WriteKCIDB(&buf, r, KCIDBOptions{}))
+	assert.DeepEqual(t, kcidbRules(buf.Bytes()), []string(nil))
+
+	var doc kcidbDoc
+	assert.NilError(t, json.Unmarshal(buf.Bytes(), &doc))
+	byPath := map[string]kcidbTest{}
+	for _, tt := range doc.Tests {
+		byPath[tt.Path] = tt
+	}
+	assert.Equal(t, len(byPath), 10)
+	assert.Equal(t, byPath["fsnsuite.inotify_basic.create.tmpfs"].Status, "PASS")
+	assert.Equal(t, byPath["fsnsuite.inotify_basic.delete.tmpfs"].Status, "FAIL")
+	assert.Check(t, is.Contains(byPath["fsnsuite.inotify_basic.delete.tmpfs"].LogExcerpt, "want: IN_CREATE"))
+	skip := byPath["fsnsuite.inotify_basic.mark_dont_follow.ext4.follow"]
+	assert.Equal(t, skip.Status, "SKIP")
+	assert.Equal(t, skip.Misc["reason"], "ext4: mkfs.ext4 not found")
+	assert.Equal(t, byPath["fsnsuite.crasher.missing_2"].Status, "ERROR")
+	ratio := byPath["fsnsuite.perf_modify_overhead.write_watch.tmpfs.ratio"]
+	assert.Assert(t, ratio.Number != nil)
+	assert.DeepEqual(t, *ratio.Number, kcidbNumber{Value: 1.005, Unit: "ratio"})
+	assert.Equal(t, ratio.Environment.Misc["kernel_release"], r.Info.Kernel)
+
+	// The rules catch what they state.
+	for _, broken := range []string{
+		`{"version":{"major":4,"minor":0}}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"x","build_id":"a:b","origin":"a"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","path":"a/b"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","status":"OK"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","comment":null}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","reason":"x"}]}`,
+	} {
+		assert.Check(t, len(kcidbRules([]byte(broken))) > 0, "accepted %s", broken)
+	}
+	assert.ErrorContains(t, WriteKCIDB(&buf, r, KCIDBOptions{Origin: "Bad Origin"}), "want [a-z0-9_]+")
+}

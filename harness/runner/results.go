@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// RunInfo describes where and when a run happened; the runner writes it to
+// run.json in the results directory, beside results.json.
+type RunInfo struct {
+	Suite string `json:"suite"`
+	// Kernel is the release (uname -r) and Arch the machine (uname -m).
+	Kernel  string    `json:"kernel"`
+	Arch    string    `json:"arch"`
+	Host    string    `json:"host"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+}
+
+func hostInfo(suite string, start time.Time, elapsed time.Duration) RunInfo {
+	ri := RunInfo{Suite: suite, Start: start.UTC(), Seconds: elapsed.Seconds()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		ri.Kernel, ri.Arch, ri.Host = unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:]), unix.ByteSliceToString(u.Nodename[:])
+	}
+	return ri
+}
+
+// Results is a results directory read back: the merged tree and the run's facts.
+type Results struct {
+	Dir  string
+	Root *tap.Node
+	Info RunInfo
+}
+
+// LoadResults reads results.json and run.json from a results directory.
+func LoadResults(dir string) (*Results, error) {
+	r := &Results{Dir: dir, Root: &tap.Node{}}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	if err := json.Unmarshal(b, r.Root); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading run facts: %w", err)
+	}
+	if err := json.Unmarshal(b, &r.Info); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "run.json"), err)
+	}
+	return r, nil
+}
+
+// Leaf is one result for CI: a dotted path below the suite (binary, case,
+// subtest; Node.Key of each), the node, and its binary's block.
+type Leaf struct {
+	Path   string
+	Node   *tap.Node
+	Binary *tap.Node
+}
+
+// Leaves lists every leaf of root, plus a VerdictCase entry for each binary
+// whose block went wrong as a whole (crash, timeout, broken plan) so that such
+// a binary can never read as green, and a binary without cases as a leaf of
+// its own.
+func Leaves(root *tap.Node) []Leaf {
+	var out []Leaf
+	for _, bin := range root.Children {
+		if len(bin.Children) == 0 {
+			out = append(out, Leaf{Path: bin.Key(), Node: bin, Binary: bin})
+			continue
+		}
+		bin.WalkKeys(func(p []string, l *tap.Node) {
+			out = append(out, Leaf{Path: bin.Key() + "." + strings.Join(p, "."), Node: l, Binary: bin})
+		})
+		if bin.Status.Failed() && !anyFailed(bin) {
+			out = append(out, Leaf{Path: bin.Key() + "." + tap.VerdictCase, Node: bin, Binary: bin})
+		}
+	}
+	return out
+}
+
+func anyFailed(n *tap.Node) bool {
+	failed := false
+	n.Walk(func(_ []string, l *tap.Node) { failed = failed || l.Status.Failed() })
+	return failed
+}
+
+// ResultWord is a status as one lowercase word: "fail" for anything that
+// fails, "skip", else "pass" (lava-test-case's result words; the report's
+// CSS classes).
+func ResultWord(s tap.Status) string {
+	switch {
+	case s.Failed():
+		return "fail"
+	case s == tap.StatusSkip:
+		return "skip"
+	}
+	return "pass"
+}
+
+// WriteLAVA writes the results file the LAVA test definition
+// (scripts/lava/fsnsuite.yaml) turns into lava-test-case calls: one line per
+// leaf, "NAME RESULT", and one line per measurement a leaf reported,
+// "NAME.MEASUREMENT RESULT VALUE UNIT". NAME is a stable dotted path (no
+// reason, no numbering): reasons stay in the TAP log.
+func WriteLAVA(w io.Writer, root *tap.Node) error {
+	for _, l := range Leaves(root) {
+		res := ResultWord(l.Node.Status)
+		if _, err := fmt.Fprintf(w, "%s %s\n", l.Path, res); err != nil {
+			return fmt.Errorf("writing lava results: %w", err)
+		}
+		if l.Node == l.Binary && len(l.Binary.Children) > 0 {
+			continue // the binary's verdict line has no figures of its own
+		}
+		for _, m := range l.Node.Measurements() {
+			if _, err := fmt.Fprintf(w, "%s.%s %s %s %s\n", l.Path, m.Name, res, fmtMeasure(m.Value), m.Unit); err != nil {
+				return fmt.Errorf("writing lava results: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func fmtMeasure(v float64) string { return fmt.Sprintf("%g", v) }
+
+// LAVALine is one line of a LAVA results file.
+type LAVALine struct {
+	Name, Result string
+	Measurement  string // empty when the line has none
+	Units        string
+}
+
+// ParseLAVA reads a results file written by WriteLAVA and checks what LAVA
+// needs of it: names are dotted paths and unique, results are pass, fail,
+// skip or unknown, a measurement is a number with units.
+func ParseLAVA(r io.Reader) ([]LAVALine, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading lava results: %w", err)
+	}
+	var out []LAVALine
+	seen := map[string]int{}
+	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 && len(f) != 4 {
+			return nil, fmt.Errorf("line %d: %q: want NAME RESULT [MEASUREMENT UNITS]", i+1, line)
+		}
+		l := LAVALine{Name: f[0], Result: f[1]}
+		if !tap.DottedPath.MatchString(l.Name) {
+			return nil, fmt.Errorf("line %d: name %q is not a dotted path", i+1, l.Name)
+		}
+		if prev, dup := seen[l.Name]; dup {
+			return nil, fmt.Errorf("line %d: name %q already on line %d", i+1, l.Name, prev)
+		}
+		seen[l.Name] = i + 1
+		switch l.Result {
+		case "pass", "fail", "skip", "unknown":
+		default:
+			return nil, fmt.Errorf("line %d: result %q: want pass, fail, skip or unknown", i+1, l.Result)
+		}
+		if len(f) == 4 {
+			l.Measurement, l.Units = f[2], f[3]
+			var v float64
+			if _, err := fmt.Sscanf(l.Measurement, "%g", &v); err != nil {
+				return nil, fmt.Errorf("line %d: measurement %q is not a number", i+1, l.Measurement)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
