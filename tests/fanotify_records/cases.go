@@ -271,34 +271,36 @@ func reportTid(t *harness.T) {
 }
 
 // openOnSideThread opens and closes path on an OS thread of this process
-// that is not the thread group leader and returns that thread's id. A locked
-// thread whose goroutine ends is destroyed, so no thread with changed state
-// returns to the Go scheduler.
+// that is not the thread group leader and returns that thread's id. Threads
+// are only locked, never ended: a thread that forked an actor sends that
+// actor PR_SET_PDEATHSIG when it exits.
 func openOnSideThread(path string) (int, error) {
-	type result struct {
-		tid int
-		err error
-	}
-	ch := make(chan result, 1)
-	var try func()
-	try = func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+	var tid int
+	var err error
+	var run func()
+	run = func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if unix.Gettid() == unix.Getpid() {
-			go try() // this goroutine holds the leader; the next one cannot get it
+			// This goroutine holds the leader, so another one cannot get it.
+			done := make(chan struct{})
+			go func() { defer close(done); run() }()
+			<-done
 			return
 		}
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
+		tid = unix.Gettid()
+		var fd int
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 			unix.Close(fd)
 		}
-		ch <- result{unix.Gettid(), err}
 	}
-	go try()
-	r := <-ch
-	if r.err != nil {
-		return r.tid, fmt.Errorf("open %s on thread %d: %w", path, r.tid, r.err)
+	done := make(chan struct{})
+	go func() { defer close(done); run() }()
+	<-done
+	if err != nil {
+		return tid, fmt.Errorf("open %s on thread %d: %w", path, tid, err)
 	}
-	return r.tid, nil
+	return tid, nil
 }
 
 // inlineHandleBytes is FANOTIFY_INLINE_FH_LEN (fs/notify/fanotify/fanotify.h):
