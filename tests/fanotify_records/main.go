@@ -15,7 +15,7 @@ func main() {
 		Name:        "fanotify_records",
 		Doc:         "fanotify(7) info records: FAN_RENAME old/new DFID_NAME, TARGET_FID, PIDFD, TID, multiple records, long file handles",
 		Needs:       []*feature.Feature{feature.Fanotify},
-		Filesystems: []string{"tmpfs", "ext4", "btrfs", "overlay"},
+		Filesystems: []string{"tmpfs", "ext4", "xfs", "btrfs", "overlay"},
 		Cases:       cases,
 	})
 }
