@@ -30,6 +30,15 @@ var reportTID = feature.New("FAN_REPORT_TID", "4.20", func() error {
 	return unix.Close(fd)
 })
 
+// reportFdError: fanotify_init(2) FAN_REPORT_FD_ERROR (Linux 6.13).
+var reportFdError = feature.New("FAN_REPORT_FD_ERROR", "6.13", func() error {
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_CLOEXEC, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("fanotify_init(FAN_REPORT_FD_ERROR): %w", err)
+	}
+	return unix.Close(fd)
+})
+
 var cases = []harness.Case{
 	{
 		Name:  "rename_old_new_records",
@@ -188,8 +197,10 @@ func renameTargetFid(t *harness.T) {
 // record of type FAN_EVENT_INFO_TYPE_PIDFD"; fanotify(7) "pidfd ... FAN_NOPIDFD
 // ... if the process that generated the event has terminated" (decided in
 // copy_event_to_user: pid_has_task(PIDTYPE_TGID) fails once the process is
-// reaped, and -ESRCH turns into FAN_NOPIDFD); the pidfd record follows the
-// FID records (copy_info_records_to_user).
+// reaped, and -ESRCH turns into FAN_NOPIDFD, or stays -ESRCH for a group
+// with FAN_REPORT_FD_ERROR: "Depending on flag FAN_REPORT_FD_ERROR, report
+// either -ESRCH or FAN_NOPIDFD"); the pidfd record follows the FID records
+// (copy_info_records_to_user).
 func pidfdRecord(t *harness.T) {
 	t.Run("with_fid_records", func(t *harness.T) {
 		dir := t.Path("fid")
@@ -221,6 +232,22 @@ func pidfdRecord(t *harness.T) {
 		want := fev(unix.FAN_CLOSE_WRITE, a.Pid(), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())})
 		want.Path = f
 		drainExpect(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
+	})
+	t.Run("process_reaped_fd_error", func(t *harness.T) {
+		t.Require(reportFdError)
+		f := t.Path("gone_fd_error_f")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		pid := a.Pid()
+		a.Kill()
+		want := fev(unix.FAN_CLOSE_WRITE, pid, fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: -int32(unix.ESRCH)})
+		want.Path = f
+		drainExpect(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{want})
 	})
 	t.Run("process_reaped", func(t *harness.T) {
 		f := t.Path("gone_f")

@@ -49,6 +49,11 @@ var cases = []harness.Case{
 		Run:  readShortBuffer,
 	},
 	{
+		Name: "read_efault",
+		Doc:  "read(2) into an unmapped buffer is EFAULT and the event it was copying is gone",
+		Run:  readEfault,
+	},
+	{
 		Name: "api_errors",
 		Doc:  "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors and watch descriptors",
 		Run:  apiErrors,
@@ -330,6 +335,34 @@ func readShortBuffer(t *harness.T) {
 	}
 	expect.Inotify(t, "watch dir IN_CREATE; actor creates f; short read refused; then a full read", got,
 		[]inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "f"}})
+}
+
+// readEfault: inotify_read (fs/notify/inotify/inotify_user.c) takes the event
+// off the queue (get_one_event), destroys it after copy_event_to_user whatever
+// the copy's result, and returns the copy's error: read(2) EFAULT "buf is
+// outside your accessible address space".
+func readEfault(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	a := t.Actor()
+	in := t.Inotify(unix.IN_NONBLOCK)
+	if _, err := in.AddWatch(dir, unix.IN_CREATE); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("%v", err)
+	}
+	const badAddress = 1 // the first page is never mapped
+	_, _, e := unix.Syscall(unix.SYS_READ, uintptr(in.Fd()), badAddress, 4096)
+	var err error
+	if e != 0 {
+		err = e
+	}
+	wantErrno(t, "read of a queued IN_CREATE into an unmapped buffer", err, unix.EFAULT)
+	if n := inotifyQueued(t, in.Fd()); n != 0 {
+		t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
+	}
+	expect.InotifyQuiet(t, "watch dir IN_CREATE; actor creates f; read into an unmapped buffer", in, expect.Quiet)
 }
 
 // apiErrors: inotify_init1(2) EINVAL "An invalid value was specified in
