@@ -16,6 +16,6 @@ func main() {
 		Doc:         "fanotify(7) info records: FAN_RENAME old/new DFID_NAME, TARGET_FID, PIDFD, TID, multiple records, long file handles",
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4", "xfs", "btrfs", "overlay"},
-		Cases:       cases,
+		Cases:       append(append([]harness.Case(nil), cases...), mntCases...),
 	})
 }
