@@ -54,6 +54,12 @@ var cases = []harness.Case{
 		Run:  readEfault,
 	},
 	{
+		Name:        "unmount_watched_fs",
+		Doc:         "unmounting a filesystem queues IN_UNMOUNT (with IN_ISDIR for a directory) then IN_IGNORED for each watch on it",
+		Filesystems: []string{},
+		Run:         unmountWatchedFs,
+	},
+	{
 		Name: "api_errors",
 		Doc:  "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors and watch descriptors",
 		Run:  apiErrors,
@@ -363,6 +369,62 @@ func readEfault(t *harness.T) {
 		t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
 	}
 	expect.InotifyQuiet(t, "watch dir IN_CREATE; actor creates f; read into an unmapped buffer", in, expect.Quiet)
+}
+
+// unmountWatchedFs: inotify(7) IN_UNMOUNT "Filesystem containing watched
+// object was unmounted. In addition, an IN_IGNORED event will subsequently be
+// generated for the watch descriptor" (fsnotify_unmount_inodes sends
+// FS_UNMOUNT to each watched inode through fsnotify_inode, which adds
+// FS_ISDIR for a directory: inotify(7) IN_ISDIR "Subject of this event is a
+// directory"; then fsnotify_inode_delete drops its marks). Two watches on the filesystem: the kernel walks its inodes in no
+// promised order, so each watch's own pair is compared in order.
+func unmountWatchedFs(t *harness.T) {
+	mnt := t.TempDir()
+	if err := unix.Mount("fsnsuite-unmount", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			unix.Unmount(mnt, unix.MNT_DETACH)
+		}
+	})
+	f := filepath.Join(mnt, "f")
+	touch(t, f)
+	in := t.Inotify(0)
+	wdRoot, err := in.AddWatch(mnt, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	wdFile, err := in.AddWatch(f, unix.IN_OPEN)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := unix.Unmount(mnt, 0); err != nil {
+		t.Fatalf("unmount %s: %v", mnt, err)
+	}
+	mounted = false
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	byWd := map[int32][]inotify.Event{}
+	for _, e := range got {
+		byWd[e.Wd] = append(byWd[e.Wd], e)
+	}
+	if len(byWd) > 2 {
+		t.Errorf("events for %d watch descriptors, want 2: %v", len(byWd), got)
+	}
+	for _, w := range []struct {
+		wd    int32
+		isdir inotify.Mask
+	}{{wdRoot, unix.IN_ISDIR}, {wdFile, 0}} {
+		expect.Inotify(t, fmt.Sprintf("watch the root (wd %d) and a file (wd %d) of a tmpfs; unmount it; events of wd %d", wdRoot, wdFile, w.wd),
+			byWd[w.wd], []inotify.Event{{Wd: w.wd, Mask: unix.IN_UNMOUNT | w.isdir}, {Wd: w.wd, Mask: unix.IN_IGNORED}})
+	}
+	if w, err := in.Watches(); err != nil || len(w) != 0 {
+		t.Errorf("fdinfo after the unmount: %v (%v), want no watch", w, err)
+	}
 }
 
 // apiErrors: inotify_init1(2) EINVAL "An invalid value was specified in
