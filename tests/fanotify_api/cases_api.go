@@ -32,6 +32,11 @@ var apiCases = []harness.Case{
 		Run:  markErrors,
 	},
 	{
+		Name: "mark_mask_validation",
+		Doc:  "fanotify_mark refuses masks and flags its group or object cannot have: permission events in a notification group, FAN_FS_ERROR or FAN_MARK_EVICTABLE off their mark type, both ignore flags, dirent events on a file",
+		Run:  markMaskValidation,
+	},
+	{
 		Name: "mark_needs_read_permission",
 		Doc:  "fanotify_mark after a successful lookup still needs read permission on the object: EACCES without CAP_DAC_OVERRIDE on a mode-0 file",
 		Run:  markNeedsReadPermission,
@@ -285,6 +290,53 @@ func markErrors(t *harness.T) {
 			if !found {
 				t.Errorf("%s: succeeded but fdinfo shows no inode mark with %s on %s: %v", what, fanotify.Mask(r.mask), r.markOn, ms)
 			}
+		})
+	}
+}
+
+// markMaskValidation: fanotify_mark(2) EINVAL "An invalid value was passed in
+// flags or mask"; the checks are do_fanotify_mark's and
+// fanotify_events_supported's (fs/notify/fanotify/fanotify_user.c):
+// permission events need a group of a higher class than FAN_CLASS_NOTIF
+// ("group->priority == FS_PRIO_0 ... not allowed to set permissions events");
+// FAN_FS_ERROR only on a filesystem mark; FAN_MARK_EVICTABLE only on an inode
+// mark ("Evictable is only relevant for inode marks"); FAN_MARK_IGNORE and
+// FAN_MARK_IGNORED_MASK not together; FAN_RENAME needs a group reporting
+// directory FIDs (fanotify_init(2) FAN_REPORT_DFID_NAME; fanotify(7)
+// FAN_RENAME). ENOTDIR: "strict validation of events in non-dir inode mask
+// with v5.17+ APIs" — FAN_RENAME, or any dirent event in a FAN_REPORT_TARGET_FID
+// group, on a non-directory (fanotify_mark(2) ENOTDIR). Each row's feature
+// keeps older kernels out: there the flag itself is unknown (EINVAL too).
+func markMaskValidation(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	for _, r := range []struct {
+		name      string
+		initFlags uint
+		flags     uint
+		mask      uint64
+		path      string
+		want      unix.Errno
+		needs     []*feature.Feature
+	}{
+		{name: "perm_event_in_notif_group", flags: 0, mask: unix.FAN_OPEN_PERM, path: f, want: unix.EINVAL, needs: []*feature.Feature{feature.FanotifyPerm}},
+		{name: "fs_error_on_inode_mark", initFlags: unix.FAN_REPORT_FID, flags: 0, mask: unix.FAN_FS_ERROR, path: f, want: unix.EINVAL, needs: []*feature.Feature{feature.ReportFID}},
+		{name: "fs_error_on_mount_mark", initFlags: unix.FAN_REPORT_FID, flags: unix.FAN_MARK_MOUNT, mask: unix.FAN_FS_ERROR, path: t.Dir(), want: unix.EINVAL, needs: []*feature.Feature{feature.ReportFID}},
+		{name: "evictable_mount_mark", flags: unix.FAN_MARK_MOUNT | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN, path: t.Dir(), want: unix.EINVAL, needs: []*feature.Feature{feature.MarkEvictable}},
+		{name: "evictable_filesystem_mark", flags: unix.FAN_MARK_FILESYSTEM | unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN, path: t.Dir(), want: unix.EINVAL, needs: []*feature.Feature{feature.MarkEvictable, feature.MarkFilesystem}},
+		{name: "evictable_inode_mark", flags: unix.FAN_MARK_EVICTABLE, mask: unix.FAN_OPEN, path: f, needs: []*feature.Feature{feature.MarkEvictable}},
+		{name: "ignore_and_ignored_mask", flags: unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_MASK, mask: unix.FAN_OPEN, path: f, want: unix.EINVAL, needs: []*feature.Feature{feature.MarkIgnore}},
+		{name: "rename_in_fd_group", flags: 0, mask: unix.FAN_RENAME, path: t.Dir(), want: unix.EINVAL, needs: []*feature.Feature{feature.RenameEvent}},
+		{name: "rename_in_fid_group_without_dir_fid", initFlags: unix.FAN_REPORT_FID, flags: 0, mask: unix.FAN_RENAME, path: t.Dir(), want: unix.EINVAL, needs: []*feature.Feature{feature.RenameEvent}},
+		{name: "rename_on_file", initFlags: unix.FAN_REPORT_DFID_NAME, flags: 0, mask: unix.FAN_RENAME, path: f, want: unix.ENOTDIR, needs: []*feature.Feature{feature.RenameEvent}},
+		{name: "create_on_file_target_fid", initFlags: unix.FAN_REPORT_DFID_NAME_TARGET, flags: 0, mask: unix.FAN_CREATE, path: f, want: unix.ENOTDIR, needs: []*feature.Feature{feature.ReportTargetFID}},
+		{name: "rename_on_dir", initFlags: unix.FAN_REPORT_DFID_NAME, flags: 0, mask: unix.FAN_RENAME, path: t.Dir(), needs: []*feature.Feature{feature.RenameEvent}},
+	} {
+		t.Run(r.name, func(t *harness.T) {
+			t.Require(r.needs...)
+			g := t.Fanotify(unix.FAN_CLASS_NOTIF|r.initFlags, unix.O_RDONLY)
+			err := g.Add(r.flags, r.mask, r.path)
+			wantErrno(t, fmt.Sprintf("%s group: fanotify_mark(FAN_MARK_ADD|%s, %s)", fanotify.InitFlagsString(r.initFlags), fanotify.MarkFlagsString(r.flags), fanotify.Mask(r.mask)), err, r.want)
 		})
 	}
 }
