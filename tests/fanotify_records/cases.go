@@ -54,7 +54,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name:  "pidfd_record",
-		Doc:   "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD once that process is reaped",
+		Doc:   "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD (-ESRCH with FAN_REPORT_FD_ERROR) once that process is reaped",
 		Needs: []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
 		Run:   pidfdRecord,
 	},
