@@ -42,7 +42,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name: "inotify_watches",
-		Doc:  "with max_inotify_watches = 3 a user adds 3 watches, the 4th is ENOSPC, and removing one frees a slot",
+		Doc:  "with max_inotify_watches = 3 a user adds 3 watches, the 4th is ENOSPC, IN_MASK_ADD to a watch still works, and removing one frees a slot",
 		Run:  func(t *harness.T) { checkLimit(t, "inotify_watches") },
 	},
 	{
@@ -53,7 +53,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name:  "fanotify_marks",
-		Doc:   "with max_fanotify_marks = 3 a user adds 3 marks, the 4th is ENOSPC, and removing one frees a slot",
+		Doc:   "with max_fanotify_marks = 3 a user adds 3 marks, the 4th is ENOSPC, adding events to a mark still works, and removing one frees a slot",
 		Needs: []*feature.Feature{unprivFanotify},
 		Run:   func(t *harness.T) { checkLimit(t, "fanotify_marks") },
 	},
@@ -104,6 +104,9 @@ func checkLimit(t *harness.T, kind string) {
 		}
 		t.Errorf("%s: made %d then %q, want %d then %s%s", did, rep.Made, rep.Errno, childLimit, want, hint)
 		return
+	}
+	if rep.Extended != "" {
+		t.Errorf("%s; at the limit, add events to the first watch/mark: %s, want success (no new object is counted)", did, rep.Extended)
 	}
 	if rep.Reused != "" {
 		t.Errorf("%s; release the first; make one more: %s, want success", did, rep.Reused)
