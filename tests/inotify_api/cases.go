@@ -14,6 +14,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 )
 
@@ -58,6 +59,20 @@ var cases = []harness.Case{
 		Doc:         "unmounting a filesystem queues IN_UNMOUNT (with IN_ISDIR for a directory) then IN_IGNORED for each watch on it",
 		Filesystems: []string{},
 		Run:         unmountWatchedFs,
+	},
+	{
+		Name:        "overlay_file_watch_after_drop_caches",
+		Doc:         "a watch on an overlayfs lower file still reports events after drop_caches and copy-up, and none for the real layer files",
+		Filesystems: []string{"overlay"},
+		Fix:         &harness.Fix{Commit: "764baba80168", Subject: "ovl: hash non-dir by lower inode for fsnotify"},
+		Run:         overlayFileWatch,
+	},
+	{
+		Name:        "overlay_dir_watch_after_drop_caches",
+		Doc:         "a watch on an overlayfs lower directory still reports its own and its entries' events after drop_caches and copy-up",
+		Filesystems: []string{"overlay"},
+		Fix:         &harness.Fix{Commit: "31747eda41ef", Subject: "ovl: hash directory inodes for fsnotify"},
+		Run:         overlayDirWatch,
 	},
 	{
 		Name: "api_errors",
@@ -425,6 +440,87 @@ func unmountWatchedFs(t *harness.T) {
 	if w, err := in.Watches(); err != nil || len(w) != 0 {
 		t.Errorf("fdinfo after the unmount: %v (%v), want no watch", w, err)
 	}
+}
+
+// The overlay watch cases: an inotify watch pins the inode, not the dentry;
+// after drop_caches a new overlayfs dentry must find the same inode, which
+// overlayfs guarantees by hashing its inodes (the Fix of each case; LTP
+// inotify07/inotify08). The events are inotify(7)'s: IN_ATTRIB for chmod
+// (which copies the object up), IN_OPEN and IN_CLOSE_WRITE for a write,
+// IN_CREATE/IN_DELETE with the name in a watched directory, IN_ISDIR when the
+// subject is the directory itself. Changes made directly to the layers' real
+// files are not overlayfs events. vm.drop_caches = 2 is global but changes no
+// setting (fixture.DropCaches).
+
+// overlayStep performs one operation, drains in and compares.
+func overlayStep(t *harness.T, in *inotify.Instance, did string, do func() error, want []inotify.Event) {
+	t.Helper()
+	if err := do(); err != nil {
+		t.Fatalf("%s: %v", did, err)
+	}
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, did, got, want)
+}
+
+// overlayFileWatch: see above.
+func overlayFileWatch(t *harness.T) {
+	f := filepath.Join(t.FS().Root, fixture.OverlayLowerFile)
+	lower, err := fixture.OverlayLayer("lower")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	upper, err := fixture.OverlayLayer("upper")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(f, unix.IN_ATTRIB|unix.IN_OPEN|unix.IN_CLOSE_WRITE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := fixture.DropCaches(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "watch overlay lower_file ATTRIB|OPEN|CLOSE_WRITE; drop_caches; "
+	overlayStep(t, in, did+"actor chmods it (copy-up)", func() error { return a.Chmod(f, 0o600) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_ATTRIB}})
+	overlayStep(t, in, did+"actor writes it", func() error { return a.WriteFile(f, []byte("x")) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_OPEN}, {Wd: wd, Mask: unix.IN_CLOSE_WRITE}})
+	now := time.Now()
+	overlayStep(t, in, did+"touch the real lower and upper files", func() error {
+		if err := os.Chtimes(filepath.Join(lower, fixture.OverlayLowerFile), now, now); err != nil {
+			return err
+		}
+		return os.Chtimes(filepath.Join(upper, fixture.OverlayLowerFile), now, now)
+	}, nil)
+	expect.InotifyQuiet(t, did+"after the last step", in, expect.Quiet)
+}
+
+// overlayDirWatch: see above.
+func overlayDirWatch(t *harness.T) {
+	root := t.FS().Root
+	d := filepath.Join(root, fixture.OverlayLowerDir)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(d, unix.IN_ATTRIB|unix.IN_CREATE|unix.IN_DELETE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := fixture.DropCaches(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "watch overlay lower_dir ATTRIB|CREATE|DELETE; drop_caches; "
+	overlayStep(t, in, did+"actor chmods it (copy-up)", func() error { return a.Chmod(d, 0o700) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_ATTRIB | unix.IN_ISDIR}})
+	overlayStep(t, in, did+"actor creates new in it", func() error { return a.Touch(filepath.Join(d, "new")) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "new"}})
+	overlayStep(t, in, did+"actor unlinks the lower child", func() error { return a.Unlink(filepath.Join(root, fixture.OverlayLowerChild)) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_DELETE, Name: filepath.Base(fixture.OverlayLowerChild)}})
+	expect.InotifyQuiet(t, did+"after the last step", in, expect.Quiet)
 }
 
 // apiErrors: inotify_init1(2) EINVAL "An invalid value was specified in
