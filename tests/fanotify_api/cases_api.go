@@ -21,6 +21,11 @@ var apiCases = []harness.Case{
 		Run:         initFlagsInvalid,
 	},
 	{
+		Name: "init_and_event_fd_flags",
+		Doc:  "FAN_CLOEXEC/FAN_NONBLOCK set the group fd's flags; event_f_flags set the event fds' access mode, O_APPEND, O_NONBLOCK and close-on-exec",
+		Run:  initAndEventFdFlags,
+	},
+	{
 		Name:  "init_unprivileged",
 		Doc:   "without CAP_SYS_ADMIN only FID-reporting notification groups are allowed; their mount/filesystem marks are EPERM and events of other processes carry pid 0",
 		Needs: []*feature.Feature{feature.ReportFID},
@@ -98,6 +103,79 @@ func initFlagsInvalid(t *harness.T) {
 				unix.Close(fd)
 			}
 			wantErrno(t, fmt.Sprintf("fanotify_init(%s, %#x)", fanotify.InitFlagsString(r.flags), r.eventFlags), err, r.want)
+		})
+	}
+}
+
+// initAndEventFdFlags: fanotify_init(2) FAN_CLOEXEC "Set the close-on-exec
+// flag (FD_CLOEXEC) on the new file descriptor", FAN_NONBLOCK "Enable the
+// nonblocking flag (O_NONBLOCK) for the file descriptor"; event_f_flags
+// "defines the file status flags that will be set on the open file
+// descriptions that are created for fanotify events" (O_RDONLY, O_WRONLY,
+// O_RDWR, O_APPEND, O_NONBLOCK, O_CLOEXEC among the allowed ones); the event
+// fd is opened by create_fd with those flags. Only these bits are compared:
+// the kernel may add its own (O_LARGEFILE on 64-bit).
+func initAndEventFdFlags(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	a := t.Actor()
+	fdFlags := func(fd int) (cloexec bool, fl int) {
+		t.Helper()
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			t.Fatalf("F_GETFD: %v", err)
+		}
+		fl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			t.Fatalf("F_GETFL: %v", err)
+		}
+		return d&unix.FD_CLOEXEC != 0, fl
+	}
+	for _, r := range []struct {
+		name       string
+		initFlags  uint
+		eventFlags int
+	}{
+		{"plain_rdonly", 0, unix.O_RDONLY},
+		{"cloexec_nonblock_rdwr_append", unix.FAN_CLOEXEC | unix.FAN_NONBLOCK, unix.O_RDWR | unix.O_APPEND | unix.O_NONBLOCK | unix.O_CLOEXEC},
+		{"wronly", unix.FAN_CLOEXEC, unix.O_WRONLY},
+	} {
+		t.Run(r.name, func(t *harness.T) {
+			gfd, err := unix.FanotifyInit(r.initFlags, uint(r.eventFlags))
+			if err != nil {
+				t.Fatalf("fanotify_init: %v", err)
+			}
+			defer unix.Close(gfd)
+			cloexec, fl := fdFlags(gfd)
+			wantCloexec, wantNonblock := r.initFlags&unix.FAN_CLOEXEC != 0, r.initFlags&unix.FAN_NONBLOCK != 0
+			if cloexec != wantCloexec || (fl&unix.O_NONBLOCK != 0) != wantNonblock {
+				t.Errorf("fanotify_init(%s): group fd FD_CLOEXEC=%v O_NONBLOCK=%v, want %v %v",
+					fanotify.InitFlagsString(r.initFlags), cloexec, fl&unix.O_NONBLOCK != 0, wantCloexec, wantNonblock)
+			}
+			if err := unix.FanotifyMark(gfd, unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, f); err != nil {
+				t.Fatalf("fanotify_mark: %v", err)
+			}
+			openClose(t, a, f, unix.O_RDONLY)
+			buf := make([]byte, 4096)
+			n, err := unix.Read(gfd, buf)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			evs, err := fanotify.Decode(buf[:n])
+			defer closeFds(evs)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			if !expect.Fanotify(t, "FAN_OPEN on f; actor opens f", evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)}) {
+				return
+			}
+			cloexec, fl = fdFlags(int(evs[0].Fd))
+			const checked = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK
+			wantFl := r.eventFlags &^ unix.O_CLOEXEC & checked
+			if cloexec != (r.eventFlags&unix.O_CLOEXEC != 0) || fl&checked != wantFl {
+				t.Errorf("event_f_flags %#x: event fd FD_CLOEXEC=%v flags&(O_ACCMODE|O_APPEND|O_NONBLOCK)=%#x, want %v %#x",
+					r.eventFlags, cloexec, fl&checked, r.eventFlags&unix.O_CLOEXEC != 0, wantFl)
+			}
 		})
 	}
 }
