@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs what the native suite needs on a Debian-like machine: mkfs.ext4
-# (e2fsprogs) for the loop-ext4 fixture, python3-junitparser for the JUnit test. Idempotent and quick when present.
+# Installs what the native suite needs on a Debian-like machine: mkfs.ext4 and
+# debugfs (e2fsprogs) for the loop-ext4 fixture and the FAN_FS_ERROR cases,
+# mkfs.xfs (xfsprogs) and mkfs.btrfs (btrfs-progs) for the xfs and btrfs
+# fixtures, python3-junitparser for the JUnit test. Idempotent and quick when present.
 # The VM runner's own packages are installed by scripts/vm/deps.sh.
 set -euo pipefail
 need=()
-command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /sbin/mkfs.ext4 ] || need+=(e2fsprogs)
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/sbin/$1" ] || [ -x "/usr/sbin/$1" ]; }
+have mkfs.ext4 && have debugfs || need+=(e2fsprogs)
+have mkfs.xfs || need+=(xfsprogs)
+have mkfs.btrfs || need+=(btrfs-progs)
 # The JUnit report's test reads it back with Debian's junitparser.
 [ -d /usr/lib/python3/dist-packages/junitparser ] || need+=(python3-junitparser)
 if [ ${#need[@]} -gt 0 ]; then

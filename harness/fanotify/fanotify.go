@@ -415,10 +415,14 @@ func decodeInfo(b []byte) ([]Info, error) {
 			}
 			rec.Offset, rec.Count = ne64(body[4:]), ne64(body[12:])
 		case unix.FAN_EVENT_INFO_TYPE_MNT:
+			// struct fanotify_event_info_mnt is the 4-byte header then a
+			// __u64, which the C ABI aligns: 4 bytes of padding on 64-bit
+			// (a 16-byte record), none where __u64 is 4-aligned (12 bytes).
+			// The id is the record's last 8 bytes either way.
 			if len(body) < 8 {
 				return out, errors.New("short MNT record")
 			}
-			rec.MntID = ne64(body)
+			rec.MntID = ne64(body[len(body)-8:])
 		}
 		out = append(out, rec)
 		b = b[ln:]

@@ -59,6 +59,25 @@ func rangeInfo(off, count uint64) []byte {
 	return b
 }
 
+// mntInfo builds a MNT record as a 64-bit kernel lays it out: header, 4 bytes
+// of alignment padding, the __u64 mount id (16 bytes).
+func mntInfo(id uint64) []byte {
+	ne := binary.NativeEndian
+	b := make([]byte, 16)
+	b[0] = unix.FAN_EVENT_INFO_TYPE_MNT
+	ne.PutUint16(b[2:], 16)
+	ne.PutUint64(b[8:], id)
+	return b
+}
+
+func TestDecodeMntRecord(t *testing.T) {
+	evs, err := Decode(record(unix.FAN_MNT_ATTACH, unix.FAN_NOFD, 9, mntInfo(0x80003f6f)))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, evs, []Event{{Mask: unix.FAN_MNT_ATTACH, Pid: 9, Fd: unix.FAN_NOFD, Info: []Info{
+		{Type: unix.FAN_EVENT_INFO_TYPE_MNT, MntID: 0x80003f6f},
+	}}})
+}
+
 func TestDecodeInfoRecords(t *testing.T) {
 	buf := append(
 		record(unix.FAN_CREATE|unix.FAN_ONDIR, unix.FAN_NOFD, 42,

@@ -1,6 +1,7 @@
 package fanotify
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -30,12 +31,23 @@ func DFIDNameOf(dir, name string) (Info, error) {
 // WithType returns a copy of i with another record type (OLD_/NEW_DFID_NAME).
 func (i Info) WithType(t uint8) Info { i.Type = t; return i }
 
+// atHandleFID is AT_HANDLE_FID (include/uapi/linux/fcntl.h), which
+// golang.org/x/sys/unix does not name.
+const atHandleFID = 0x200
+
 func fidRecord(typ uint8, path, name string) (Info, error) {
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(path, &sfs); err != nil {
 		return Info{}, fmt.Errorf("statfs %s: %w", path, err)
 	}
 	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0)
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		// A filesystem that cannot decode handles (overlayfs without
+		// nfs_export) still encodes one for identification, which is what
+		// fanotify reports (exportfs_encode_fid); name_to_handle_at(2) gives
+		// the same with AT_HANDLE_FID (Linux 6.5).
+		h, _, err = unix.NameToHandleAt(unix.AT_FDCWD, path, atHandleFID)
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("name_to_handle_at %s: %w", path, err)
 	}

@@ -23,6 +23,12 @@ type WatchState struct {
 	// prints the kernel's MKDEV encoding (major<<20 | minor), converted here.
 	Dev  uint64
 	Mask Mask
+	// HandleType and Handle (hex) are the inode's file handle as fdinfo
+	// prints it (show_mark_fhandle: "fhandle-bytes:%x fhandle-type:%x
+	// f_handle:%02x..."), the same as name_to_handle_at(2) gives; zero when
+	// the kernel printed none (no CONFIG_EXPORTFS, or encoding failed).
+	HandleType int32
+	Handle     string
 }
 
 // Watches parses the instance's watches from /proc/self/fdinfo.
@@ -71,12 +77,20 @@ func ParseWatches(text string) ([]WatchState, error) {
 			vals[i] = v
 		}
 		sdev := vals[2]
-		out = append(out, WatchState{
+		w := WatchState{
 			Wd:   int32(vals[0]),
 			Ino:  vals[1],
 			Dev:  unix.Mkdev(uint32(sdev>>20), uint32(sdev&(1<<20-1))),
 			Mask: Mask(vals[3]),
-		})
+		}
+		if _, ok := fields["f_handle"]; ok {
+			ht, err := hex("fhandle-type")
+			if err != nil {
+				return nil, err
+			}
+			w.HandleType, w.Handle = int32(ht), fields["f_handle"]
+		}
+		out = append(out, w)
 	}
 	return out, nil
 }

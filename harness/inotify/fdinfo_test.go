@@ -16,8 +16,8 @@ func TestParseWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []WatchState{
-		{Wd: 3, Ino: 0x1a2b, Dev: unix.Mkdev(8, 1), Mask: Mask(unix.IN_MODIFY | unix.IN_EXCL_UNLINK)},
-		{Wd: 1, Ino: 2, Dev: unix.Mkdev(0, 0x2d), Mask: 0xfff},
+		{Wd: 3, Ino: 0x1a2b, Dev: unix.Mkdev(8, 1), Mask: Mask(unix.IN_MODIFY | unix.IN_EXCL_UNLINK), HandleType: 1, Handle: "2b1a000000000000"},
+		{Wd: 1, Ino: 2, Dev: unix.Mkdev(0, 0x2d), Mask: 0xfff, HandleType: 1, Handle: "0200000000000000"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+// reportFdError: fanotify_init(2) FAN_REPORT_FD_ERROR (Linux 6.13).
+var reportFdError = feature.New("FAN_REPORT_FD_ERROR", "6.13", func() error {
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_CLOEXEC, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("fanotify_init(FAN_REPORT_FD_ERROR): %w", err)
+	}
+	return unix.Close(fd)
+})
+
+var copyErrCases = []harness.Case{
+	{
+		Name: "read_efault",
+		Doc:  "read(2) into an unmapped buffer is EFAULT and consumes the event: a notification is lost, a permission event is denied",
+		Run:  readEfault,
+	},
+	{
+		Name: "event_fd_open_error",
+		Doc:  "when the event fd cannot be opened (O_RDWR on a read-only mount) read(2) fails with that errno, or, with FAN_REPORT_FD_ERROR, the event carries it as fd",
+		Run:  eventFdOpenError,
+	},
+}
+
+// badAddress is a user address that is never mapped (the first page).
+const badAddress = 1
+
+// readEfault: fanotify_read (fs/notify/fanotify/fanotify_user.c) takes the
+// event off the queue before copy_event_to_user; when the copy fails it
+// destroys a notification event, and answers a permission event FAN_DENY
+// ("if (ret <= 0 || FANOTIFY_PERM(event)->fd < 0) finish_permission_event(...,
+// FAN_DENY, ...)"), so the blocked open fails with EPERM (fanotify(7): "If
+// access is denied, the requesting application call will receive an EPERM
+// error"). The error is read(2)'s EFAULT "buf is outside your accessible
+// address space".
+func readEfault(t *harness.T) {
+	rawRead := func(fd int) error {
+		_, _, e := unix.Syscall(unix.SYS_READ, uintptr(fd), badAddress, 4096)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	t.Run("notification", func(t *harness.T) {
+		f := t.Path("n")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
+			t.Fatalf("%v", err)
+		}
+		openClose(t, a, f, unix.O_RDONLY)
+		wantErrno(t, "read of a queued FAN_OPEN into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
+		if n := queuedBytes(t, g.Fd()); n != 0 {
+			t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
+		}
+		drainExpect(t, g, "FAN_OPEN on f; actor opens f; read into an unmapped buffer", nil)
+	})
+	t.Run("permission", func(t *harness.T) {
+		t.Require(feature.FanotifyPerm)
+		f := t.Path("p")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
+			t.Fatalf("%v", err)
+		}
+		p, err := a.Send(actor.Op{Kind: "open", Path: f, Flags: unix.O_RDONLY})
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		waitReadable(t, g.Fd(), 10*time.Second)
+		wantErrno(t, "read of a queued FAN_OPEN_PERM into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
+		r, err := p.Wait(10 * time.Second)
+		if err != nil {
+			t.Fatalf("actor's open: %v", err)
+		}
+		if r.Err() == nil {
+			a.Close(r.Fd)
+		}
+		wantErrno(t, "actor's open whose permission event could not be copied to the listener", r.Err(), unix.EPERM)
+		drainExpect(t, g, "FAN_OPEN_PERM on f; actor opens f; read into an unmapped buffer", nil)
+	})
+}
+
+// eventFdOpenError: fanotify(7) "fd ... an open file descriptor for the object
+// being accessed" opened with the group's event_f_flags (fanotify_init(2));
+// O_RDWR through a read-only mount fails with EROFS (open(2)). In
+// copy_event_to_user, without FAN_REPORT_FD_ERROR the read returns that error
+// and the event is gone; with FAN_REPORT_FD_ERROR (6.13) the event is
+// delivered with the negative errno as its fd (copy_event_to_user: "For a
+// group with FAN_REPORT_FD_ERROR, we will send the event with the error
+// instead of the open fd").
+func eventFdOpenError(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	ro := t.TempDir()
+	if err := unix.Mount(t.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
+	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount bind,ro: %v", err)
+	}
+	roFile := ro + "/f"
+	a := t.Actor()
+	t.Run("without_fd_error", func(t *harness.T) {
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_NONBLOCK, unix.O_RDWR)
+		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
+			t.Fatalf("%v", err)
+		}
+		openClose(t, a, roFile, unix.O_RDONLY)
+		_, err := unix.Read(g.Fd(), make([]byte, 4096))
+		wantErrno(t, "read of FAN_OPEN through a read-only mount, event_f_flags O_RDWR", err, unix.EROFS)
+		drainExpect(t, g, "after the failed read", nil)
+	})
+	t.Run("with_fd_error", func(t *harness.T) {
+		t.Require(reportFdError)
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR, unix.O_RDWR)
+		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
+			t.Fatalf("%v", err)
+		}
+		openClose(t, a, roFile, unix.O_RDONLY)
+		got, err := g.Drain()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		did := "FAN_REPORT_FD_ERROR group, event_f_flags O_RDWR; actor opens f through a read-only bind mount"
+		if expect.Fanotify(t, did, got, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), "")}) && got[0].Fd != -int32(unix.EROFS) {
+			t.Errorf("%s: event fd %d, want -EROFS (%d)", did, got[0].Fd, -int32(unix.EROFS))
+		}
+		expect.FanotifyQuiet(t, did, g, expect.Quiet)
+	})
+}

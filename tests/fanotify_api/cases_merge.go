@@ -1,0 +1,147 @@
+package main
+
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+var mergeCases = []harness.Case{
+	{
+		Name: "merge_fd_events",
+		Doc:  "queued events of one process on one object merge into one event with the union of the masks; another process or another object does not",
+		Run:  mergeFdEvents,
+	},
+	{
+		Name:  "merge_fid_dirent",
+		Doc:   "FID groups merge dirent events of one dir unless one is about a subdir; DFID_NAME groups merge only same-name events; FAN_RENAME never merges",
+		Needs: []*feature.Feature{feature.ReportDFIDName, feature.RenameEvent},
+		Run:   mergeFidDirent,
+	},
+}
+
+// The merge rules are fanotify_should_merge (fs/notify/fanotify/fanotify.c):
+// two queued events merge when they have the same type, the same pid (the
+// thread group's, without FAN_REPORT_TID), and the same object (path for fd
+// groups; FID for FID groups; dir FID + name for name groups); never when one
+// is about a directory and the other is not (FS_ISDIR: "we do not want to
+// merge dirent events referring to subdirs with dirent events referring to
+// non subdirs"), never when one is FAN_RENAME and the other is not, never for
+// permission events; fanotify_merge ORs the new mask into the queued event.
+// fanotify(7): "multiple events ... for the same filesystem object and
+// originating from the same process may be merged". Each step drains the
+// group only after all its operations, so its events are still queued when the
+// next one arrives.
+
+// mergeFdEvents: the fd-group rules above.
+func mergeFdEvents(t *harness.T) {
+	f, g2 := t.Path("f"), t.Path("g")
+	touch(t, f, g2)
+	a, b := t.Actor(), t.Actor()
+	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	for _, p := range []string{f, g2} {
+		if err := grp.Add(0, unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, p); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	write := func(who interface {
+		WriteFile(string, []byte) error
+	}, p string) {
+		t.Helper()
+		if err := who.WriteFile(p, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", p, err)
+		}
+	}
+	setup := "inode marks OPEN|MODIFY|CLOSE_WRITE on f and g"
+	write(a, f)
+	write(a, f)
+	drainExpect(t, grp, setup+"; actor A writes f twice (open, write, close each)", []fanotify.Event{
+		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
+	})
+	write(a, f)
+	write(b, f)
+	drainExpect(t, grp, setup+"; actor A then actor B write f", []fanotify.Event{
+		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
+		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, b.Pid(), f),
+	})
+	write(a, f)
+	write(a, g2)
+	drainExpect(t, grp, setup+"; actor A writes f then g", []fanotify.Event{
+		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
+		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), g2),
+	})
+}
+
+// mergeFidDirent: the FID and name rules above. fanotify(7): with
+// FAN_REPORT_FID a dirent event's record "identifies the modified directory";
+// with FAN_REPORT_DFID_NAME the record carries the entry's name.
+func mergeFidDirent(t *harness.T) {
+	t.Run("fid_same_dir", func(t *harness.T) {
+		dir := t.Path("fid")
+		mkdirs(t, dir)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_ONDIR, dir); err != nil {
+			t.Fatalf("%v", err)
+		}
+		dfid := dirFID(t, dir)
+		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
+		do(t, a.Mkdir(filepath.Join(dir, "s"), 0o755), a.Mkdir(filepath.Join(dir, "t"), 0o755))
+		drainExpect(t, g, "FID group, CREATE|DELETE|ONDIR on dir; actor creates a, b, unlinks a, makes subdirs s, t", []fanotify.Event{
+			fev(unix.FAN_CREATE|unix.FAN_DELETE, a.Pid(), "", dfid),
+			fev(unix.FAN_CREATE|unix.FAN_ONDIR, a.Pid(), "", dfid),
+		})
+	})
+	t.Run("dfid_name", func(t *harness.T) {
+		dir := t.Path("name")
+		mkdirs(t, dir)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
+			t.Fatalf("%v", err)
+		}
+		rec := func(typ uint8, name string) fanotify.Info {
+			i, err := fanotify.DFIDNameOf(dir, name)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			return i.WithType(typ)
+		}
+		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
+		do(t, a.Rename(filepath.Join(dir, "b"), filepath.Join(dir, "c")), a.Rename(filepath.Join(dir, "c"), filepath.Join(dir, "b")))
+		// fsnotify_move queues FAN_RENAME, then FAN_MOVED_FROM, then
+		// FAN_MOVED_TO; the second rename's MOVED_FROM c merges with the
+		// first's MOVED_TO c and its MOVED_TO b with b's CREATE.
+		drainExpect(t, g, "DFID_NAME group on dir; actor creates a, b, unlinks a, renames b to c and c back to b", []fanotify.Event{
+			fev(unix.FAN_CREATE|unix.FAN_DELETE, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "a")),
+			fev(unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "b")),
+			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
+			fev(unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "c")),
+			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "c"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "b")),
+		})
+	})
+}
+
+// dirFID is the FID record a FID group reports for directory dir.
+func dirFID(t *harness.T, dir string) fanotify.Info {
+	t.Helper()
+	i, err := fanotify.FIDOf(dir)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return i
+}
+
+// do fails the case on the first error of operations already performed.
+func do(t *harness.T, errs ...error) {
+	t.Helper()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("actor: %v", err)
+		}
+	}
+}

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+// Every expectation below comes from fanotify(7), fanotify_init(2) or the
+// kernel function named beside it. Records are computed independently of the
+// event: the fsid from statfs(2), the handle from name_to_handle_at(2)
+// (fanotify(7): "the same value as f_fsid when calling statfs(2)", "the same
+// as name_to_handle_at(2)"). Files are prepared from the test process before
+// any mark exists; the operations under test run in an actor.
+
+// reportTID: fanotify_init(2) FAN_REPORT_TID (since Linux 4.20).
+var reportTID = feature.New("FAN_REPORT_TID", "4.20", func() error {
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_TID|unix.FAN_CLOEXEC, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("fanotify_init(FAN_REPORT_TID): %w", err)
+	}
+	return unix.Close(fd)
+})
+
+// reportFdError: fanotify_init(2) FAN_REPORT_FD_ERROR (Linux 6.13).
+var reportFdError = feature.New("FAN_REPORT_FD_ERROR", "6.13", func() error {
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_CLOEXEC, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("fanotify_init(FAN_REPORT_FD_ERROR): %w", err)
+	}
+	return unix.Close(fd)
+})
+
+var cases = []harness.Case{
+	{
+		Name:  "rename_old_new_records",
+		Doc:   "FAN_RENAME reports one event whose OLD_DFID_NAME/NEW_DFID_NAME records name the watched side(s) of the move",
+		Needs: []*feature.Feature{feature.RenameEvent},
+		Run:   renameOldNewRecords,
+	},
+	{
+		Name:  "rename_target_fid",
+		Doc:   "FAN_REPORT_TARGET_FID adds the child's FID after the dir records: FAN_CREATE carries DFID_NAME+FID, FAN_RENAME OLD+NEW+FID",
+		Needs: []*feature.Feature{feature.RenameEvent, feature.ReportTargetFID},
+		Run:   renameTargetFid,
+	},
+	{
+		Name:  "pidfd_record",
+		Doc:   "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD (-ESRCH with FAN_REPORT_FD_ERROR) once that process is reaped",
+		Needs: []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
+		Run:   pidfdRecord,
+	},
+	{
+		Name:  "report_tid",
+		Doc:   "FAN_REPORT_TID puts the acting thread's id in the pid field; without it the field is the thread group id",
+		Needs: []*feature.Feature{reportTID},
+		Run:   reportTid,
+	},
+	{
+		Name:  "fid_handle_length",
+		Doc:   "DFID_NAME and FID records equal statfs+name_to_handle_at on each filesystem, including handles longer than fanotify's 12 inline bytes (btrfs, overlayfs)",
+		Needs: []*feature.Feature{feature.ReportDFIDName},
+		Run:   fidHandleLength,
+	},
+}
+
+// renameOldNewRecords: fanotify(7) FAN_RENAME "This event contains the
+// information records FAN_EVENT_INFO_TYPE_OLD_DFID_NAME and
+// FAN_EVENT_INFO_TYPE_NEW_DFID_NAME"; which of the two is reported follows
+// fanotify_alloc_event (fs/notify/fanotify/fanotify.c): the old parent+name
+// when the old directory's mark (FSNOTIFY_ITER_TYPE_INODE) or a filesystem
+// mark matched, the new parent+name when the new directory's mark
+// (FSNOTIFY_ITER_TYPE_INODE2) or a filesystem mark matched. fanotify_mark(2)
+// FAN_ONDIR: without it "events are created only for files".
+func renameOldNewRecords(t *harness.T) {
+	for _, v := range []struct {
+		name             string
+		markOld, markNew bool
+		filesystem       bool
+		sameDir          bool
+		dir              bool // rename a directory
+		ondir            bool
+		wantOld, wantNew bool
+	}{
+		{name: "both_dirs", markOld: true, markNew: true, wantOld: true, wantNew: true},
+		{name: "old_dir_only", markOld: true, wantOld: true},
+		{name: "new_dir_only", markNew: true, wantNew: true},
+		{name: "filesystem_mark", filesystem: true, wantOld: true, wantNew: true},
+		{name: "same_dir", markOld: true, sameDir: true, wantOld: true, wantNew: true},
+		{name: "subdir_ondir", markOld: true, markNew: true, dir: true, ondir: true, wantOld: true, wantNew: true},
+		{name: "subdir_no_ondir", markOld: true, markNew: true, dir: true},
+	} {
+		t.Run(v.name, func(t *harness.T) {
+			src, dst := t.Path(v.name+"_src"), t.Path(v.name+"_dst")
+			mkdirs(t, src, dst)
+			if v.sameDir {
+				dst = src
+			}
+			from, to := filepath.Join(src, "a"), filepath.Join(dst, "b")
+			if v.dir {
+				mkdirs(t, from)
+			} else {
+				touch(t, from)
+			}
+			a := t.Actor()
+			g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
+			mask := uint64(unix.FAN_RENAME)
+			if v.ondir {
+				mask |= unix.FAN_ONDIR
+			}
+			setup := fmt.Sprintf("DFID_NAME group, %s", fanotify.Mask(mask))
+			if v.filesystem && t.FS().Type == "overlay" {
+				// fanotify_test_fid (fs/notify/fanotify/fanotify_user.c): a
+				// filesystem or mount mark of a FID group needs handles the
+				// filesystem can decode; overlayfs without nfs_export
+				// cannot (exportfs_can_decode_fh), so EOPNOTSUPP.
+				err := g.Add(unix.FAN_MARK_FILESYSTEM, mask, t.Dir())
+				if !errors.Is(err, unix.EOPNOTSUPP) {
+					t.Errorf("filesystem mark on overlayfs (no nfs_export) in a FID group: %v, want EOPNOTSUPP", err)
+				}
+				return
+			}
+			if v.filesystem {
+				mark(t, g, unix.FAN_MARK_FILESYSTEM, mask, t.Dir())
+				setup += " filesystem mark"
+			}
+			if v.markOld {
+				mark(t, g, 0, mask, src)
+				setup += " on src"
+			}
+			if v.markNew && !v.sameDir {
+				mark(t, g, 0, mask, dst)
+				setup += " on dst"
+			}
+			var recs []fanotify.Info
+			if v.wantOld {
+				recs = append(recs, dfidName(t, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, src, "a"))
+			}
+			if v.wantNew {
+				recs = append(recs, dfidName(t, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, dst, "b"))
+			}
+			var want []fanotify.Event
+			if len(recs) > 0 {
+				want = []fanotify.Event{fev(mask, a.Pid(), recs...)}
+			}
+			if err := a.Rename(from, to); err != nil {
+				t.Fatalf("rename %s %s: %v", from, to, err)
+			}
+			drainExpect(t, g, setup+"; actor renames src/a to dst/b", want)
+		})
+	}
+}
+
+// renameTargetFid: fanotify_init(2) FAN_REPORT_TARGET_FID "Events for
+// fanotify groups initialized with this flag will contain additional
+// information about the child correlated with directory entry modification
+// events"; the record order is copy_info_records_to_user's
+// (fs/notify/fanotify/fanotify_user.c): dir fid+name, new dir fid+name, then
+// the child's fid.
+func renameTargetFid(t *harness.T) {
+	src, dst := t.Path("src"), t.Path("dst")
+	mkdirs(t, src, dst)
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME_TARGET, unix.O_RDONLY)
+	mask := uint64(unix.FAN_CREATE | unix.FAN_RENAME)
+	mark(t, g, 0, mask, src)
+	mark(t, g, 0, mask, dst)
+	setup := "DFID_NAME_TARGET group, FAN_CREATE|FAN_RENAME on src and dst"
+	from, to := filepath.Join(src, "a"), filepath.Join(dst, "b")
+	if err := a.Touch(from); err != nil {
+		t.Fatalf("create %s: %v", from, err)
+	}
+	child := fid(t, from)
+	drainExpect(t, g, setup+"; actor creates src/a", []fanotify.Event{
+		fev(unix.FAN_CREATE, a.Pid(), dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, src, "a"), child),
+	})
+	if err := a.Rename(from, to); err != nil {
+		t.Fatalf("rename: %v", err)
+	}
+	drainExpect(t, g, setup+"; actor renames src/a to dst/b", []fanotify.Event{
+		fev(unix.FAN_RENAME, a.Pid(),
+			dfidName(t, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, src, "a"),
+			dfidName(t, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, dst, "b"),
+			child),
+	})
+}
+
+// pidfdRecord: fanotify_init(2) FAN_REPORT_PIDFD "an additional information
+// record of type FAN_EVENT_INFO_TYPE_PIDFD"; fanotify(7) "pidfd ... FAN_NOPIDFD
+// ... if the process that generated the event has terminated" (decided in
+// copy_event_to_user: pid_has_task(PIDTYPE_TGID) fails once the process is
+// reaped, and -ESRCH turns into FAN_NOPIDFD, or stays -ESRCH for a group
+// with FAN_REPORT_FD_ERROR: "Depending on flag FAN_REPORT_FD_ERROR, report
+// either -ESRCH or FAN_NOPIDFD"); the pidfd record follows the FID records
+// (copy_info_records_to_user).
+func pidfdRecord(t *harness.T) {
+	t.Run("with_fid_records", func(t *harness.T) {
+		dir := t.Path("fid")
+		mkdirs(t, dir)
+		f := filepath.Join(dir, "f")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CLOSE_WRITE|unix.FAN_EVENT_ON_CHILD, dir)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		drainExpect(t, g, "DFID_NAME|FID|PIDFD group, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD on dir; actor writes dir/f", []fanotify.Event{
+			fev(unix.FAN_CLOSE_WRITE, a.Pid(),
+				dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "f"),
+				fid(t, f),
+				fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())}),
+		})
+	})
+	t.Run("with_fd", func(t *harness.T) {
+		f := t.Path("fd_f")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		want := fev(unix.FAN_CLOSE_WRITE, a.Pid(), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())})
+		want.Path = f
+		drainExpect(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
+	})
+	t.Run("process_reaped_fd_error", func(t *harness.T) {
+		t.Require(reportFdError)
+		f := t.Path("gone_fd_error_f")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		pid := a.Pid()
+		a.Kill()
+		want := fev(unix.FAN_CLOSE_WRITE, pid, fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: -int32(unix.ESRCH)})
+		want.Path = f
+		drainExpect(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{want})
+	})
+	t.Run("process_reaped", func(t *harness.T) {
+		f := t.Path("gone_f")
+		touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		pid := a.Pid()
+		a.Kill() // kills and reaps: the event's pid has no task left
+		drainExpect(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{
+			fev(unix.FAN_CLOSE_WRITE, pid, fid(t, f), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: unix.FAN_NOPIDFD}),
+		})
+	})
+}
+
+// reportTid: fanotify_init(2) FAN_REPORT_TID "Report thread ID (TID) instead
+// of process ID (PID) in the pid field of the struct fanotify_event_metadata";
+// fanotify(7) pid "the PID of the process that caused the event" (the thread
+// group id, pid_vnr(event->pid) of a PIDTYPE_TGID pid in
+// fanotify_alloc_event). The operation runs on a thread of this process that
+// is not its leader, so tid and tgid differ.
+func reportTid(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	for _, v := range []struct {
+		name string
+		flag uint
+	}{{"with_report_tid", unix.FAN_REPORT_TID}, {"without", 0}} {
+		t.Run(v.name, func(t *harness.T) {
+			g := t.Fanotify(unix.FAN_CLASS_NOTIF|v.flag, unix.O_RDONLY)
+			mark(t, g, 0, unix.FAN_OPEN, f)
+			tid, err := openOnSideThread(f)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			want := fev(unix.FAN_OPEN, os.Getpid())
+			if v.flag != 0 {
+				want.Pid = int32(tid)
+			}
+			want.Path = f
+			drainExpect(t, g, fmt.Sprintf("group %s, FAN_OPEN on f; thread %d of pid %d opens f", fanotify.InitFlagsString(v.flag), tid, os.Getpid()),
+				[]fanotify.Event{want})
+		})
+	}
+}
+
+// openOnSideThread opens and closes path on an OS thread of this process
+// that is not the thread group leader and returns that thread's id. Threads
+// are only locked, never ended: a thread that forked an actor sends that
+// actor PR_SET_PDEATHSIG when it exits.
+func openOnSideThread(path string) (int, error) {
+	var tid int
+	var err error
+	var run func()
+	run = func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// This goroutine holds the leader, so another one cannot get it.
+			done := make(chan struct{})
+			go func() { defer close(done); run() }()
+			<-done
+			return
+		}
+		tid = unix.Gettid()
+		var fd int
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); run() }()
+	<-done
+	if err != nil {
+		return tid, fmt.Errorf("open %s on thread %d: %w", path, tid, err)
+	}
+	return tid, nil
+}
+
+// inlineHandleBytes is FANOTIFY_INLINE_FH_LEN (fs/notify/fanotify/fanotify.h):
+// handles up to this size are kept in the event, longer ones in an external
+// buffer (fanotify_encode_fh -> fanotify_fh_ext_buf).
+const inlineHandleBytes = 12
+
+// fidHandleLength: fanotify(7) DFID_NAME and FID records as in
+// renameTargetFid. btrfs encodes 20-byte handles without a parent
+// (BTRFS_FID_SIZE_NON_CONNECTABLE, fs/btrfs/export.h) and overlayfs wraps the
+// upper handle in a struct ovl_fb (fs/overlayfs/export.c), both longer than
+// the inline bytes: there the case fails if the handle is not long, since it
+// would not test what it says.
+func fidHandleLength(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	f := filepath.Join(dir, "f")
+	touch(t, f)
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID, unix.O_RDONLY)
+	mark(t, g, 0, unix.FAN_OPEN|unix.FAN_EVENT_ON_CHILD, dir)
+	dn, child := dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "f"), fid(t, f)
+	if fs := t.FS().Type; fs == "btrfs" || fs == "overlay" {
+		for _, r := range []fanotify.Info{dn, child} {
+			if n := len(r.Handle) / 2; n <= inlineHandleBytes {
+				t.Errorf("%s: name_to_handle_at gave a %d-byte handle, want more than %d (the case would not reach the external handle buffer)", fs, n, inlineHandleBytes)
+			}
+		}
+	}
+	t.Logf("handle bytes: dir %d, file %d", len(dn.Handle)/2, len(child.Handle)/2)
+	fd, err := a.Open(f, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("open %s: %v", f, err)
+	}
+	if err := a.Close(fd); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	drainExpect(t, g, "DFID_NAME|FID group, FAN_OPEN|FAN_EVENT_ON_CHILD on dir; actor opens dir/f", []fanotify.Event{
+		fev(unix.FAN_OPEN, a.Pid(), dn, child),
+	})
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+// mark adds a mark and fails the case on error. Where the filesystem cannot
+// report file handles on this kernel the case skips with the errno and the
+// release that added it: tmpfs has no f_fsid before 5.13 (ENODEV) and
+// overlayfs encodes non-decodable handles for fanotify only since 6.6
+// (before that, EOPNOTSUPP without the nfs_export option).
+func mark(t *harness.T, g *fanotify.Group, flags uint, mask uint64, path string) {
+	t.Helper()
+	err := g.Add(flags, mask, path)
+	if err == nil {
+		return
+	}
+	switch fs := t.FS().Type; {
+	case errors.Is(err, unix.ENODEV) && fs == "tmpfs" && !feature.KernelAtLeast("5.13"):
+		t.Skipf("%v (tmpfs has no f_fsid before 5.13)", err)
+	case (errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENODEV)) && fs == "overlay" && !feature.KernelAtLeast("6.6"):
+		t.Skipf("%v (overlayfs file handles for fanotify need >= 6.6)", err)
+	}
+	t.Fatalf("%v", err)
+}
+
+// drainExpect drains g after the step that did the operation returned and
+// compares every event, then listens for expect.Quiet for anything more.
+func drainExpect(t *harness.T, g *fanotify.Group, did string, want []fanotify.Event) {
+	t.Helper()
+	got, err := g.Drain()
+	if err != nil {
+		t.Fatalf("%s: reading events: %v", did, err)
+	}
+	for i, e := range got {
+		if e.Fd != unix.FAN_NOFD && g.InitFlags&fidBits != 0 {
+			t.Errorf("%s: event [%d] %s: fd %d, want FAN_NOFD in a FID group (fanotify(7))", did, i, e, e.Fd)
+		}
+	}
+	expect.Fanotify(t, did, got, want)
+	expect.FanotifyQuiet(t, did, g, expect.Quiet)
+}
+
+// fidBits are the fanotify_init flags that make a group report file handles.
+const fidBits = unix.FAN_REPORT_FID | unix.FAN_REPORT_DIR_FID
+
+// fev builds an expected event.
+func fev(mask uint64, pid int, info ...fanotify.Info) fanotify.Event {
+	return fanotify.Event{Mask: fanotify.Mask(mask), Pid: int32(pid), Info: info}
+}
+
+// fid is fanotify.FIDOf, fatal on error.
+func fid(t *harness.T, path string) fanotify.Info {
+	t.Helper()
+	i, err := fanotify.FIDOf(path)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	return i
+}
+
+// dfidName is fanotify.DFIDNameOf with the record type typ (DFID_NAME,
+// OLD_DFID_NAME or NEW_DFID_NAME), fatal on error.
+func dfidName(t *harness.T, typ uint8, dir, name string) fanotify.Info {
+	t.Helper()
+	i, err := fanotify.DFIDNameOf(dir, name)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	return i.WithType(typ)
+}
+
+// mkdirs makes directories from the test process (setup only).
+func mkdirs(t *harness.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+}
+
+// touch creates empty files from the test process (setup only).
+func touch(t *harness.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+}

@@ -1,0 +1,581 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+)
+
+// Every expectation comes from inotify(7), inotify_init(2),
+// inotify_add_watch(2), inotify_rm_watch(2), fcntl(2) or the function of
+// fs/notify named beside it.
+
+var cases = []harness.Case{
+	{
+		Name: "fdinfo_watches",
+		Doc:  "/proc/PID/fdinfo lists each watch with its wd, inode, device, user mask (IN_ONESHOT/IN_EXCL_UNLINK kept, IN_MASK_ADD merged) and file handle; a removed watch is gone",
+		Run:  fdinfoWatches,
+	},
+	{
+		Name: "fionread",
+		Doc:  "ioctl(FIONREAD) is the byte count of the queued events, names padded to 16 bytes, and 0 once read",
+		Run:  fionread,
+	},
+	{
+		Name: "sigio",
+		Doc:  "with O_ASYNC and F_SETOWN an inotify fd sends SIGIO when an event is queued, and none once O_ASYNC is cleared",
+		Run:  sigio,
+	},
+	{
+		Name:        "legacy_inotify_init",
+		Doc:         "the legacy inotify_init syscall returns a working inotify fd without FD_CLOEXEC or O_NONBLOCK",
+		Filesystems: []string{},
+		Run:         legacyInit,
+	},
+	{
+		Name: "read_short_buffer",
+		Doc:  "read(2) with a buffer smaller than the next event is EINVAL and leaves the event queued",
+		Run:  readShortBuffer,
+	},
+	{
+		Name: "read_efault",
+		Doc:  "read(2) into an unmapped buffer is EFAULT and the event it was copying is gone",
+		Run:  readEfault,
+	},
+	{
+		Name:        "unmount_watched_fs",
+		Doc:         "unmounting a filesystem queues IN_UNMOUNT (with IN_ISDIR for a directory) then IN_IGNORED for each watch on it",
+		Filesystems: []string{},
+		Run:         unmountWatchedFs,
+	},
+	{
+		Name:        "overlay_file_watch_after_drop_caches",
+		Doc:         "a watch on an overlayfs lower file still reports events after drop_caches and copy-up, and none for the real layer files",
+		Filesystems: []string{"overlay"},
+		Fix:         &harness.Fix{Commit: "764baba80168", Subject: "ovl: hash non-dir by lower inode for fsnotify"},
+		Run:         overlayFileWatch,
+	},
+	{
+		Name:        "overlay_dir_watch_after_drop_caches",
+		Doc:         "a watch on an overlayfs lower directory still reports its own and its entries' events after drop_caches and copy-up",
+		Filesystems: []string{"overlay"},
+		Fix:         &harness.Fix{Commit: "31747eda41ef", Subject: "ovl: hash directory inodes for fsnotify"},
+		Run:         overlayDirWatch,
+	},
+	{
+		Name: "api_errors",
+		Doc:  "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors and watch descriptors",
+		Run:  apiErrors,
+	},
+}
+
+// fdinfoWatches: inotify(7) "/proc/[pid]/fdinfo ... inotify wd:... ino:...
+// sdev:... mask:... ignored_mask:0 fhandle-bytes:... fhandle-type:...
+// f_handle:..."; the mask is inotify_mark_user_mask
+// (fs/notify/inotify/inotify.h): the watch's IN_ALL_EVENTS bits plus
+// IN_EXCL_UNLINK and IN_ONESHOT; IN_MASK_ADD ORs into the existing watch
+// (inotify_add_watch(2)); the handle is what name_to_handle_at(2) gives
+// (show_mark_fhandle, fs/notify/fdinfo.c); inotify_rm_watch removes it.
+func fdinfoWatches(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	f, g := filepath.Join(dir, "f"), filepath.Join(dir, "g")
+	touch(t, f, g)
+	in := t.Inotify(0)
+	type watch struct {
+		path string
+		mask uint32
+		want inotify.Mask
+	}
+	watches := []watch{
+		{dir, unix.IN_CREATE | unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW, unix.IN_CREATE | unix.IN_DELETE},
+		{f, unix.IN_MODIFY | unix.IN_ONESHOT, unix.IN_MODIFY | unix.IN_ONESHOT},
+		{g, unix.IN_OPEN | unix.IN_EXCL_UNLINK, unix.IN_OPEN | unix.IN_EXCL_UNLINK | unix.IN_ATTRIB},
+	}
+	wds := make([]int32, len(watches))
+	for i, w := range watches {
+		wd, err := in.AddWatch(w.path, w.mask)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		wds[i] = wd
+	}
+	// IN_MASK_ADD on g's watch: the same wd, mask ORed (IN_EXCL_UNLINK kept).
+	wd, err := in.AddWatch(g, unix.IN_ATTRIB|unix.IN_MASK_ADD)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if wd != wds[2] {
+		t.Errorf("IN_MASK_ADD on a watched inode returned wd %d, want the existing %d", wd, wds[2])
+	}
+	wantWatch := func(i int) inotify.WatchState {
+		var st unix.Stat_t
+		if err := unix.Stat(watches[i].path, &st); err != nil {
+			t.Fatalf("%v", err)
+		}
+		fid, err := fanotify.FIDOf(watches[i].path)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		return inotify.WatchState{Wd: wds[i], Ino: st.Ino, Dev: st.Dev, Mask: watches[i].want, HandleType: fid.HandleType, Handle: fid.Handle}
+	}
+	check := func(when string, idx ...int) {
+		t.Helper()
+		got, err := in.Watches()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		byWd := map[int32]inotify.WatchState{}
+		for _, w := range got {
+			byWd[w.Wd] = w
+		}
+		if len(got) != len(idx) {
+			t.Errorf("%s: fdinfo lists %d watches %v, want %d", when, len(got), got, len(idx))
+		}
+		for _, i := range idx {
+			want := wantWatch(i)
+			if g, ok := byWd[want.Wd]; !ok || g != want {
+				t.Errorf("%s: fdinfo watch wd=%d is %v, want %v", when, want.Wd, g, want)
+			}
+		}
+	}
+	check("three watches, one with IN_MASK_ADD", 0, 1, 2)
+	if err := in.RmWatch(wds[1]); err != nil {
+		t.Fatalf("%v", err)
+	}
+	check("after inotify_rm_watch of f's watch", 0, 2)
+}
+
+// inotifyEventLen is sizeof(struct inotify_event) plus the name padded the
+// way inotify does it: round_event_name_len (fs/notify/inotify/
+// inotify_user.c) rounds name length + 1 up to a multiple of
+// sizeof(struct inotify_event); no name, no padding. inotify(7): "len ...
+// may include further null bytes ... to align subsequent reads".
+func inotifyEventLen(name string) int {
+	const hdr = unix.SizeofInotifyEvent
+	if name == "" {
+		return hdr
+	}
+	return hdr + (len(name)+1+hdr-1)/hdr*hdr
+}
+
+// fionread: inotify(7) "ioctl(2) FIONREAD returns the number of bytes
+// available to read from an inotify file descriptor" (inotify_ioctl sums
+// each queued event's size); read(2) returns that many bytes.
+func fionread(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if n := inotifyQueued(t, in.Fd()); n != 0 {
+		t.Errorf("FIONREAD of an empty instance: %d, want 0", n)
+	}
+	names := []string{"f", "a_name_of_twenty_one_"}
+	want := 0
+	for _, n := range names {
+		if err := a.Touch(filepath.Join(dir, n)); err != nil {
+			t.Fatalf("%v", err)
+		}
+		want += inotifyEventLen(n)
+	}
+	if n := inotifyQueued(t, in.Fd()); n != want {
+		t.Errorf("FIONREAD with IN_CREATE of %q queued: %d, want %d", names, n, want)
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Read(in.Fd(), buf)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if n != want {
+		t.Errorf("read returned %d bytes, want %d (what FIONREAD promised)", n, want)
+	}
+	got, err := inotify.Decode(buf[:n])
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, "watch dir IN_CREATE; actor creates f and a_name_of_twenty_one_", got, []inotify.Event{
+		{Wd: wd, Mask: unix.IN_CREATE, Name: names[0]}, {Wd: wd, Mask: unix.IN_CREATE, Name: names[1]},
+	})
+	if n := inotifyQueued(t, in.Fd()); n != 0 {
+		t.Errorf("FIONREAD after reading everything: %d, want 0", n)
+	}
+}
+
+// sigio: fcntl(2) F_SETOWN / O_ASYNC "generate a signal when input or output
+// becomes possible on this file descriptor"; inotify implements it with
+// fsnotify_fasync (fs/notify/notification.c fsnotify_insert_event calls
+// kill_fasync(SIGIO) for each queued event). Go delivers the process-directed
+// signal to the channel.
+func sigio(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	a := t.Actor()
+	in := t.Inotify(unix.IN_NONBLOCK)
+	if _, err := in.AddWatch(f, unix.IN_ATTRIB); err != nil {
+		t.Fatalf("%v", err)
+	}
+	sig := make(chan os.Signal, 16)
+	signal.Notify(sig, syscall.SIGIO)
+	t.Cleanup(func() { signal.Stop(sig) })
+	if _, err := unix.FcntlInt(uintptr(in.Fd()), unix.F_SETOWN, os.Getpid()); err != nil {
+		t.Fatalf("F_SETOWN: %v", err)
+	}
+	setFl := func(async bool) {
+		fl, err := unix.FcntlInt(uintptr(in.Fd()), unix.F_GETFL, 0)
+		if err != nil {
+			t.Fatalf("F_GETFL: %v", err)
+		}
+		if async {
+			fl |= unix.O_ASYNC
+		} else {
+			fl &^= unix.O_ASYNC
+		}
+		if _, err := unix.FcntlInt(uintptr(in.Fd()), unix.F_SETFL, fl); err != nil {
+			t.Fatalf("F_SETFL: %v", err)
+		}
+	}
+	setFl(true)
+	select {
+	case <-sig:
+		t.Fatalf("SIGIO before any event")
+	case <-time.After(expect.Quiet):
+	}
+	if err := a.Chmod(f, 0o600); err != nil {
+		t.Fatalf("%v", err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Errorf("O_ASYNC inotify fd, F_SETOWN self, watch f IN_ATTRIB; actor chmods f: no SIGIO within 5s")
+	}
+	if _, err := in.Drain(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	setFl(false)
+	if err := a.Chmod(f, 0o644); err != nil {
+		t.Fatalf("%v", err)
+	}
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if len(got) != 1 {
+		t.Errorf("after clearing O_ASYNC, chmod f: %d events, want the one IN_ATTRIB (%v)", len(got), got)
+	}
+	select {
+	case <-sig:
+		t.Errorf("SIGIO after O_ASYNC was cleared")
+	case <-time.After(expect.Quiet):
+	}
+}
+
+// legacyInit: inotify_init(2) "If flags is 0, then inotify_init1() is the
+// same as inotify_init()": an inotify fd with neither close-on-exec nor
+// O_NONBLOCK. Architectures added after inotify_init1 have no inotify_init
+// syscall (ENOSYS here): a skip naming that.
+func legacyInit(t *harness.T) {
+	fd, err := legacyInotifyInit()
+	if errors.Is(err, unix.ENOSYS) {
+		t.Skipf("inotify_init(2): ENOSYS (this architecture has only inotify_init1)")
+	}
+	if err != nil {
+		t.Fatalf("inotify_init(): %v", err)
+	}
+	defer unix.Close(fd)
+	fdFlags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	flFlags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if fdFlags&unix.FD_CLOEXEC != 0 || flFlags&unix.O_NONBLOCK != 0 {
+		t.Errorf("inotify_init() fd: FD_CLOEXEC=%v O_NONBLOCK=%v, want neither", fdFlags&unix.FD_CLOEXEC != 0, flFlags&unix.O_NONBLOCK != 0)
+	}
+	dir := t.TempDir()
+	wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("inotify_add_watch on the inotify_init() fd: %v", err)
+	}
+	touch(t, filepath.Join(dir, "f"))
+	buf := make([]byte, 4096)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatalf("%v", err)
+	}
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	got, err := inotify.Decode(buf[:n])
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, "inotify_init(); watch dir IN_CREATE; create f", got, []inotify.Event{{Wd: int32(wd), Mask: unix.IN_CREATE, Name: "f"}})
+}
+
+// readShortBuffer: inotify(7) "since Linux 2.6.21, read(2) returns EINVAL"
+// when "the buffer given to read(2) is too small to return information about
+// the next event" (inotify_read: get_one_event leaves it queued).
+func readShortBuffer(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	a := t.Actor()
+	in := t.Inotify(unix.IN_NONBLOCK)
+	wd, err := in.AddWatch(dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	_, err = unix.Read(in.Fd(), make([]byte, 64))
+	wantErrno(t, "read of an empty IN_NONBLOCK instance", err, unix.EAGAIN)
+	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("%v", err)
+	}
+	size := inotifyEventLen("f")
+	_, err = unix.Read(in.Fd(), make([]byte, size-1))
+	wantErrno(t, fmt.Sprintf("read with %d bytes for a %d-byte event", size-1, size), err, unix.EINVAL)
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, "watch dir IN_CREATE; actor creates f; short read refused; then a full read", got,
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "f"}})
+}
+
+// readEfault: inotify_read (fs/notify/inotify/inotify_user.c) takes the event
+// off the queue (get_one_event), destroys it after copy_event_to_user whatever
+// the copy's result, and returns the copy's error: read(2) EFAULT "buf is
+// outside your accessible address space".
+func readEfault(t *harness.T) {
+	dir := t.Path("d")
+	mkdirs(t, dir)
+	a := t.Actor()
+	in := t.Inotify(unix.IN_NONBLOCK)
+	if _, err := in.AddWatch(dir, unix.IN_CREATE); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("%v", err)
+	}
+	const badAddress = 1 // the first page is never mapped
+	_, _, e := unix.Syscall(unix.SYS_READ, uintptr(in.Fd()), badAddress, 4096)
+	var err error
+	if e != 0 {
+		err = e
+	}
+	wantErrno(t, "read of a queued IN_CREATE into an unmapped buffer", err, unix.EFAULT)
+	if n := inotifyQueued(t, in.Fd()); n != 0 {
+		t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
+	}
+	expect.InotifyQuiet(t, "watch dir IN_CREATE; actor creates f; read into an unmapped buffer", in, expect.Quiet)
+}
+
+// unmountWatchedFs: inotify(7) IN_UNMOUNT "Filesystem containing watched
+// object was unmounted. In addition, an IN_IGNORED event will subsequently be
+// generated for the watch descriptor" (fsnotify_unmount_inodes sends
+// FS_UNMOUNT to each watched inode through fsnotify_inode, which adds
+// FS_ISDIR for a directory: inotify(7) IN_ISDIR "Subject of this event is a
+// directory"; then fsnotify_inode_delete drops its marks). Two watches on the filesystem: the kernel walks its inodes in no
+// promised order, so each watch's own pair is compared in order.
+func unmountWatchedFs(t *harness.T) {
+	mnt := t.TempDir()
+	if err := unix.Mount("fsnsuite-unmount", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			unix.Unmount(mnt, unix.MNT_DETACH)
+		}
+	})
+	f := filepath.Join(mnt, "f")
+	touch(t, f)
+	in := t.Inotify(0)
+	wdRoot, err := in.AddWatch(mnt, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	wdFile, err := in.AddWatch(f, unix.IN_OPEN)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := unix.Unmount(mnt, 0); err != nil {
+		t.Fatalf("unmount %s: %v", mnt, err)
+	}
+	mounted = false
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	byWd := map[int32][]inotify.Event{}
+	for _, e := range got {
+		byWd[e.Wd] = append(byWd[e.Wd], e)
+	}
+	if len(byWd) > 2 {
+		t.Errorf("events for %d watch descriptors, want 2: %v", len(byWd), got)
+	}
+	for _, w := range []struct {
+		wd    int32
+		isdir inotify.Mask
+	}{{wdRoot, unix.IN_ISDIR}, {wdFile, 0}} {
+		expect.Inotify(t, fmt.Sprintf("watch the root (wd %d) and a file (wd %d) of a tmpfs; unmount it; events of wd %d", wdRoot, wdFile, w.wd),
+			byWd[w.wd], []inotify.Event{{Wd: w.wd, Mask: unix.IN_UNMOUNT | w.isdir}, {Wd: w.wd, Mask: unix.IN_IGNORED}})
+	}
+	if w, err := in.Watches(); err != nil || len(w) != 0 {
+		t.Errorf("fdinfo after the unmount: %v (%v), want no watch", w, err)
+	}
+}
+
+// The overlay watch cases: an inotify watch pins the inode, not the dentry;
+// after drop_caches a new overlayfs dentry must find the same inode, which
+// overlayfs guarantees by hashing its inodes (the Fix of each case; LTP
+// inotify07/inotify08). The events are inotify(7)'s: IN_ATTRIB for chmod
+// (which copies the object up), IN_OPEN and IN_CLOSE_WRITE for a write,
+// IN_CREATE/IN_DELETE with the name in a watched directory, IN_ISDIR when the
+// subject is the directory itself. Changes made directly to the layers' real
+// files are not overlayfs events. vm.drop_caches = 2 is global but changes no
+// setting (fixture.DropCaches).
+
+// overlayStep performs one operation, drains in and compares.
+func overlayStep(t *harness.T, in *inotify.Instance, did string, do func() error, want []inotify.Event) {
+	t.Helper()
+	if err := do(); err != nil {
+		t.Fatalf("%s: %v", did, err)
+	}
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, did, got, want)
+}
+
+// overlayFileWatch: see above.
+func overlayFileWatch(t *harness.T) {
+	f := filepath.Join(t.FS().Root, fixture.OverlayLowerFile)
+	lower, err := fixture.OverlayLayer("lower")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	upper, err := fixture.OverlayLayer("upper")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(f, unix.IN_ATTRIB|unix.IN_OPEN|unix.IN_CLOSE_WRITE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := fixture.DropCaches(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "watch overlay lower_file ATTRIB|OPEN|CLOSE_WRITE; drop_caches; "
+	overlayStep(t, in, did+"actor chmods it (copy-up)", func() error { return a.Chmod(f, 0o600) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_ATTRIB}})
+	overlayStep(t, in, did+"actor writes it", func() error { return a.WriteFile(f, []byte("x")) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_OPEN}, {Wd: wd, Mask: unix.IN_CLOSE_WRITE}})
+	now := time.Now()
+	overlayStep(t, in, did+"touch the real lower and upper files", func() error {
+		if err := os.Chtimes(filepath.Join(lower, fixture.OverlayLowerFile), now, now); err != nil {
+			return err
+		}
+		return os.Chtimes(filepath.Join(upper, fixture.OverlayLowerFile), now, now)
+	}, nil)
+	expect.InotifyQuiet(t, did+"after the last step", in, expect.Quiet)
+}
+
+// overlayDirWatch: see above.
+func overlayDirWatch(t *harness.T) {
+	root := t.FS().Root
+	d := filepath.Join(root, fixture.OverlayLowerDir)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(d, unix.IN_ATTRIB|unix.IN_CREATE|unix.IN_DELETE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := fixture.DropCaches(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "watch overlay lower_dir ATTRIB|CREATE|DELETE; drop_caches; "
+	overlayStep(t, in, did+"actor chmods it (copy-up)", func() error { return a.Chmod(d, 0o700) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_ATTRIB | unix.IN_ISDIR}})
+	overlayStep(t, in, did+"actor creates new in it", func() error { return a.Touch(filepath.Join(d, "new")) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "new"}})
+	overlayStep(t, in, did+"actor unlinks the lower child", func() error { return a.Unlink(filepath.Join(root, fixture.OverlayLowerChild)) },
+		[]inotify.Event{{Wd: wd, Mask: unix.IN_DELETE, Name: filepath.Base(fixture.OverlayLowerChild)}})
+	expect.InotifyQuiet(t, did+"after the last step", in, expect.Quiet)
+}
+
+// apiErrors: inotify_init1(2) EINVAL "An invalid value was specified in
+// flags"; inotify_add_watch(2) EBADF "fd is not a valid file descriptor",
+// EINVAL "The given event mask contains no valid events; or IN_MASK_ADD and
+// IN_MASK_CREATE were both specified in mask; or fd is not an inotify file
+// descriptor", ENOENT "A directory component in pathname does not exist";
+// inotify_rm_watch(2) EBADF "fd is not a valid file descriptor", EINVAL "The
+// watch descriptor wd is not valid; or fd is not an inotify file descriptor".
+func apiErrors(t *harness.T) {
+	f := t.Path("f")
+	touch(t, f)
+	in := t.Inotify(0)
+	regular, err := unix.Open(f, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { unix.Close(regular) })
+	closed, err := unix.Dup(regular)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	unix.Close(closed)
+	wd, err := in.AddWatch(f, unix.IN_OPEN)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	const noEventBit = 0x00100000 // in no IN_* event or flag (ALL_INOTIFY_BITS)
+	addWatch := func(fd int, path string, mask uint32) func() error {
+		return func() error { _, err := unix.InotifyAddWatch(fd, path, mask); return err }
+	}
+	for _, r := range []struct {
+		name string
+		call func() error
+		want unix.Errno
+	}{
+		{"init1_unknown_flag", func() error {
+			fd, err := unix.InotifyInit1(0x1)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		}, unix.EINVAL},
+		{"add_mask_zero", addWatch(in.Fd(), f, 0), unix.EINVAL},
+		{"add_mask_no_known_bit", addWatch(in.Fd(), f, noEventBit), unix.EINVAL},
+		{"add_mask_add_and_create", addWatch(in.Fd(), f, unix.IN_OPEN|unix.IN_MASK_ADD|unix.IN_MASK_CREATE), unix.EINVAL},
+		{"add_fd_closed", addWatch(closed, f, unix.IN_OPEN), unix.EBADF},
+		{"add_fd_not_inotify", addWatch(regular, f, unix.IN_OPEN), unix.EINVAL},
+		{"add_missing_path", addWatch(in.Fd(), filepath.Join(t.Dir(), "missing", "x"), unix.IN_OPEN), unix.ENOENT},
+		{"rm_unknown_wd", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd+100)); return err }, unix.EINVAL},
+		{"rm_fd_closed", func() error { _, err := unix.InotifyRmWatch(closed, uint32(wd)); return err }, unix.EBADF},
+		{"rm_fd_not_inotify", func() error { _, err := unix.InotifyRmWatch(regular, uint32(wd)); return err }, unix.EINVAL},
+		{"rm_valid_wd", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd)); return err }, 0},
+		{"rm_same_wd_again", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd)); return err }, unix.EINVAL},
+	} {
+		t.Run(r.name, func(t *harness.T) { wantErrno(t, r.name, r.call(), r.want) })
+	}
+}
