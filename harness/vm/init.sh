@@ -4,6 +4,13 @@
 # loads modules, runs the runner with its stdout on ttyS1 and stderr on ttyS2,
 # reports "FSNSUITE-VM exit CODE" and the results directory on ttyS1, and
 # reboots (qemu runs with -no-reboot, so that ends the VM).
+# With gcov=1 in run.conf (Config.GcovDir, make coverage) it resets the
+# kernel's gcov counters just before the runner starts and afterwards sends
+# every .gcda file as a gcov block on ttyS1:
+#   FSNSUITE-VM gcov-begin FILES BYTES
+#   <base64 of a tar.gz of the files, paths relative to /sys/kernel/debug/gcov>
+#   FSNSUITE-VM gcov-end
+# or "FSNSUITE-VM gcov-none REASON" (before the runner) when the kernel has none.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 umask 022
@@ -92,7 +99,20 @@ if [ -f /etc/fsnsuite/modules ]; then
 fi
 
 mkdir -p /results
+gcov=0
 . /etc/fsnsuite/run.conf
+gcovdir=/sys/kernel/debug/gcov
+if [ "$gcov" = 1 ]; then
+	mkdir -p /sys/kernel/debug
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	if [ -w $gcovdir/reset ]; then
+		# Any write resets every counter: what follows counts the suite only.
+		echo 1 >$gcovdir/reset
+	else
+		say gcov-none "no $gcovdir/reset: the kernel lacks CONFIG_GCOV_KERNEL (or CONFIG_DEBUG_FS)"
+		finish
+	fi
+fi
 say start
 cd /tmp
 export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results
@@ -104,6 +124,20 @@ rc=1
 } 2>&1 | cat >$errport
 read -r rc </run/fsnsuite.rc
 say exit $rc
+if [ "$gcov" = 1 ]; then
+	# debugfs reports a size of 0 for the .gcda files: copy them with cat
+	# before tar sees them.
+	mkdir -p /tmp/gcov.out
+	n=0
+	for f in $(cd $gcovdir && find . -name '*.gcda'); do
+		mkdir -p "/tmp/gcov.out/${f%/*}"
+		cat "$gcovdir/$f" >"/tmp/gcov.out/$f" && n=$((n + 1))
+	done
+	tar -C /tmp/gcov.out -cf - . | gzip -c >/tmp/gcov.tgz
+	say gcov-begin $n $(wc -c </tmp/gcov.tgz)
+	base64 </tmp/gcov.tgz >$out
+	say gcov-end
+fi
 if [ -n "$(ls -A /results 2>/dev/null)" ]; then
 	say results-begin
 	tar -C /results -cf - . | gzip -c | base64 >$out

@@ -123,6 +123,15 @@ type Config struct {
 	WorkDir string
 	// ExtraAppend is appended to the kernel command line.
 	ExtraAppend string
+	// GcovDir, when set, asks for the kernel's gcov counters (make coverage):
+	// the guest mounts debugfs, resets the counters just before the runner
+	// starts (so boot does not count), and after the runner exits sends every
+	// .gcda file under /sys/kernel/debug/gcov back as a gcov block (see
+	// init.sh); they are unpacked here under their path relative to that
+	// directory, e.g. GcovDir/<build dir>/fs/notify/mark.gcda. A kernel
+	// without CONFIG_GCOV_KERNEL is an *Error of Kind "gcov". Empty: taken
+	// from $FSNSUITE_VM_GCOV_DIR, so the runner needs no flag for it.
+	GcovDir string
 
 	modVersion string // version of the module tree put in the guest
 }
@@ -139,7 +148,7 @@ func DefaultIsPerf(name string) bool {
 // Its message is one line.
 type Error struct {
 	// Kind is a short category: "kernel", "config", "panic", "boot",
-	// "timeout", "qemu", "protocol".
+	// "timeout", "qemu", "protocol", "gcov".
 	Kind string
 	// Missing lists the kernel options found missing (without CONFIG_).
 	Missing []string
@@ -199,6 +208,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.QEMU == "" {
 		c.QEMU = "qemu-system-x86_64"
+	}
+	if c.GcovDir == "" {
+		c.GcovDir = os.Getenv("FSNSUITE_VM_GCOV_DIR")
 	}
 	return nil
 }

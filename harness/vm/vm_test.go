@@ -326,3 +326,65 @@ func TestFakeGuestFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestFakeGuestGcov checks the gcov block of the guest protocol (make
+// coverage): the .gcda files arrive under GcovDir with their guest paths, and
+// a cut, mislabelled or missing block is an error, not a silent empty report.
+func TestFakeGuestGcov(t *testing.T) {
+	// The guest side of init.sh: a tar.gz of the files, its size in the header.
+	block := func(files, bytesExpr, end string) string {
+		return `
+echo "FSNSUITE-VM init 6.1.0-fake 2" >&4
+echo "FSNSUITE-VM start" >&4
+echo "1..0" >&4
+echo "FSNSUITE-VM exit 0" >&4
+d=$(mktemp -d) && mkdir -p $d/out/build/fs/notify && printf 'gcda-mark' >$d/out/build/fs/notify/mark.gcda && printf 'gcda-fsn' >$d/out/build/fs/notify/fsnotify.gcda
+tar -C $d/out -cf - . | gzip -c >$d/g.tgz
+echo "FSNSUITE-VM gcov-begin ` + files + ` $((` + bytesExpr + `))" >&4
+base64 <$d/g.tgz >&4
+` + end + `
+echo "FSNSUITE-VM done" >&4
+`
+	}
+	const end = `echo "FSNSUITE-VM gcov-end" >&4`
+	size := "$(wc -c <$d/g.tgz)"
+
+	dir := t.TempDir()
+	code, err, _, progress := fakeRun(t, block("2", size, end), Config{GcovDir: dir})
+	if err != nil || code != 0 {
+		t.Fatalf("got %d, %v; want 0, nil", code, err)
+	}
+	for name, want := range map[string]string{"mark.gcda": "gcda-mark", "fsnotify.gcda": "gcda-fsn"} {
+		b, err := os.ReadFile(filepath.Join(dir, "build", "fs", "notify", name))
+		if err != nil || string(b) != want {
+			t.Errorf("%s: got %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if !strings.Contains(progress, "gcov data (2 files)") {
+		t.Errorf("progress does not say the gcov data arrived")
+	}
+
+	for _, tc := range []struct{ name, script, want string }{
+		{"cut_short", block("2", size, ""), "cut short"},
+		{"wrong_size", block("2", size+"+1", end), "header said"},
+		{"wrong_count", block("3", size, end), "holds 2 files, its header said 3"},
+		{"no_block", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM start" >&4; echo "FSNSUITE-VM exit 0" >&4; echo "FSNSUITE-VM done" >&4`, "no gcov block"},
+		{"no_gcov_kernel", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM gcov-none no /sys/kernel/debug/gcov/reset: the kernel lacks CONFIG_GCOV_KERNEL" >&4; sleep 30`, "lacks CONFIG_GCOV_KERNEL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err, _, _ := fakeRun(t, tc.script, Config{GcovDir: t.TempDir()})
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != "gcov" || !strings.Contains(e.Msg, tc.want) {
+				t.Fatalf("got %v; want a gcov *Error containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("diagnosis is not one line: %q", err)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s: the run is not bounded", d)
+			}
+			t.Log(err)
+		})
+	}
+}
