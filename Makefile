@@ -53,3 +53,5 @@ clean:
 
 # The qemu runner (make vmcheck KERNEL=debian-6.1) lives in its own file.
 -include mk/vm.mk
+# Kernel line coverage of fs/notify (make coverage KSRC= BASE=).
+-include mk/coverage.mk
