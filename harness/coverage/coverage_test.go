@@ -351,3 +351,63 @@ int main(void)
 		t.Errorf("stray .gcda: got %v, want an error", err)
 	}
 }
+
+func TestSince(t *testing.T) {
+	end := profile(t)
+	// The baseline: mark.c's add() had been entered twice (line 10 twice,
+	// line 12 three times) before the suite started; nothing else had run.
+	base := NewProfile()
+	if err := base.Add(strings.NewReader(`{"format_version": "1", "current_working_directory": "/b", "files": [
+	  {"file": "/src/fs/notify/mark.c",
+	   "functions": [{"name": "add", "start_line": 10, "end_line": 14, "execution_count": 2}, {"name": "remove", "start_line": 20, "end_line": 22, "execution_count": 0}],
+	   "lines": [{"line_number": 10, "count": 2}, {"line_number": 12, "count": 3}, {"line_number": 20, "count": 0}]}]}`), TreeRel("/src")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := end.Since(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := p.Files["fs/notify/mark.c"]
+	// Line 10: 3 at the end - 2 at the start = 1; line 12: 3 - 3 = 0.
+	if l := mark.Lines[10]; l.Count != 1 || l.Boot != 2 {
+		t.Errorf("line 10: got %+v, want Count 1 Boot 2", *l)
+	}
+	if l := mark.Lines[12]; l.Count != 0 || l.Boot != 3 {
+		t.Errorf("line 12: got %+v, want Count 0 Boot 3", *l)
+	}
+	if got, want := mark.LineCounts(), (Counts{Hit: 1, Total: 5}); got != want {
+		t.Errorf("mark.c lines the suite ran: got %v, want %v", got, want)
+	}
+	if got, want := p.WithBoot().Files["fs/notify/mark.c"].LineCounts(), (Counts{Hit: 2, Total: 5}); got != want {
+		t.Errorf("mark.c lines with boot: got %v, want %v", got, want)
+	}
+	var un strings.Builder
+	if _, err := p.WriteUnexecuted(&un, InNotify); err != nil {
+		t.Fatal(err)
+	}
+	// add() was entered 3-2 = 1 time by the suite; remove() never.
+	if un.String() != "  fs/notify/mark.c: remove (20-22)\n" {
+		t.Errorf("never executed by the suite: got %q, want remove() only", un.String())
+	}
+	checked := p.Check([]Change{{"fs/notify/mark.c", 12, "boot only"}})
+	var b strings.Builder
+	if err := WriteChanges(&b, checked, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "fs/notify/mark.c:12: NOT EXECUTED (in add, ran 3 times at boot only): boot only") {
+		t.Errorf("a line run at boot only must say so:\n%s", b.String())
+	}
+}
+
+func TestSinceRejectsOtherRuns(t *testing.T) {
+	// A baseline with more runs than the end: the snapshots are not of one
+	// kernel run (or not in that order).
+	base := NewProfile()
+	if err := base.Add(strings.NewReader(`{"format_version": "1", "files": [
+	  {"file": "/src/fs/notify/mark.c", "functions": [], "lines": [{"line_number": 10, "count": 4}]}]}`), TreeRel("/src")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profile(t).Since(base); err == nil || !strings.Contains(err.Error(), "not of one run") {
+		t.Errorf("got %v, want an error naming the line", err)
+	}
+}

@@ -183,6 +183,7 @@ type Checked struct {
 	Change
 	Status Status
 	Count  int64  // times run, for Executed
+	Boot   int64  // times run before the baseline (Profile.Since)
 	Func   string // the function gcov attributes the line to, if any
 }
 
@@ -195,7 +196,7 @@ func (p *Profile) Check(changes []Change) []Checked {
 			k.Status = NoCode
 			if l := f.Lines[c.Line]; l != nil {
 				k.Func = l.Func
-				k.Count = l.Count
+				k.Count, k.Boot = l.Count, l.Boot
 				k.Status = NotExecuted
 				if l.Count > 0 {
 					k.Status = Executed

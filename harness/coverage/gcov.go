@@ -25,6 +25,9 @@ type Line struct {
 	// Count is how many times the line ran (summed over object files that
 	// contain it, e.g. a header's inline function).
 	Count int64
+	// Boot is, in a profile made by Since, how many times the line ran
+	// before the baseline snapshot (at boot, before the runner started).
+	Boot int64
 	// Func is the function the line belongs to ("" when gcov names none).
 	Func string
 }
@@ -37,6 +40,9 @@ type Func struct {
 	// Count is how many times the function was entered (summed over
 	// object files).
 	Count int64
+	// Boot is, in a profile made by Since, how many times the function was
+	// entered before the baseline snapshot.
+	Boot int64
 }
 
 // File is the coverage of one source file.
@@ -136,6 +142,59 @@ func (p *Profile) Add(r io.Reader, rel func(string) (string, bool)) error {
 		return errors.New("coverage: no gcov JSON document in the input")
 	}
 	return nil
+}
+
+// Since returns what ran between two snapshots of the same kernel's
+// counters: p (the later one) minus base, line by line and function by
+// function, with base's counts kept in Boot. gcov counters only grow, so a
+// negative difference means the snapshots are not of one run: an error.
+func (p *Profile) Since(base *Profile) (*Profile, error) {
+	out := NewProfile()
+	for name, f := range p.Files {
+		b := base.Files[name]
+		nf := &File{Path: name, Lines: map[int]*Line{}, Funcs: map[string]*Func{}}
+		for n, l := range f.Lines {
+			nl := *l
+			if b != nil && b.Lines[n] != nil {
+				nl.Boot = b.Lines[n].Count
+				nl.Count -= nl.Boot
+			}
+			if nl.Count < 0 {
+				return nil, fmt.Errorf("coverage: %s:%d ran %d times at the start and %d at the end: the snapshots are not of one run", name, n, nl.Boot, l.Count)
+			}
+			nf.Lines[n] = &nl
+		}
+		for n, fn := range f.Funcs {
+			nfn := *fn
+			if b != nil && b.Funcs[n] != nil {
+				nfn.Boot = b.Funcs[n].Count
+				nfn.Count -= nfn.Boot
+			}
+			if nfn.Count < 0 {
+				return nil, fmt.Errorf("coverage: %s: %s entered %d times at the start and %d at the end: the snapshots are not of one run", name, n, nfn.Boot, fn.Count)
+			}
+			nf.Funcs[n] = &nfn
+		}
+		out.Files[name] = nf
+	}
+	return out, nil
+}
+
+// WithBoot returns the profile's counts with the baseline added back (what
+// ran from boot to the end), for figures measured without a baseline.
+func (p *Profile) WithBoot() *Profile {
+	out := NewProfile()
+	for name, f := range p.Files {
+		nf := &File{Path: name, Lines: map[int]*Line{}, Funcs: map[string]*Func{}}
+		for n, l := range f.Lines {
+			nf.Lines[n] = &Line{Count: l.Count + l.Boot, Func: l.Func}
+		}
+		for n, fn := range f.Funcs {
+			nf.Funcs[n] = &Func{Name: fn.Name, StartLine: fn.StartLine, EndLine: fn.EndLine, Count: fn.Count + fn.Boot}
+		}
+		out.Files[name] = nf
+	}
+	return out
 }
 
 // TreeRel returns a rel function for Add: paths under root (the source tree

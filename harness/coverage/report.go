@@ -83,7 +83,11 @@ func (p *Profile) WriteUnexecuted(w io.Writer, keep func(string) bool) (n int, e
 		var names []string
 		for _, fn := range p.Files[name].SortedFuncs() {
 			if fn.Count == 0 {
-				names = append(names, fmt.Sprintf("%s (%d-%d)", fn.Name, fn.StartLine, fn.EndLine))
+				boot := ""
+				if fn.Boot > 0 {
+					boot = ", ran at boot only"
+				}
+				names = append(names, fmt.Sprintf("%s (%d-%d%s)", fn.Name, fn.StartLine, fn.EndLine, boot))
 			}
 		}
 		if len(names) == 0 {
@@ -107,7 +111,10 @@ func (p *Profile) WriteFunctions(w io.Writer, keep func(string) bool) error {
 		for _, fn := range f.SortedFuncs() {
 			c := f.FuncLines(fn.Name)
 			mark := ""
-			if fn.Count == 0 {
+			switch {
+			case fn.Count == 0 && fn.Boot > 0:
+				mark = "never executed (ran at boot only)"
+			case fn.Count == 0:
 				mark = "never executed"
 			}
 			fmt.Fprintf(tw, "  %s\t%d-%d\t%s\tentered %d\t%s\n", fn.Name, fn.StartLine, fn.EndLine, c, fn.Count, mark)
@@ -130,8 +137,15 @@ func WriteChanges(w io.Writer, checked []Checked, removals []Removal) error {
 			detail = fmt.Sprintf(" (%d times, in %s)", c.Count, c.Func)
 		case NotExecuted:
 			code++
+			var d []string
 			if c.Func != "" {
-				detail = " (in " + c.Func + ")"
+				d = append(d, "in "+c.Func)
+			}
+			if c.Boot > 0 {
+				d = append(d, fmt.Sprintf("ran %d times at boot only", c.Boot))
+			}
+			if len(d) > 0 {
+				detail = " (" + strings.Join(d, ", ") + ")"
 			}
 		case NotInstrumented:
 			outside++

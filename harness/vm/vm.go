@@ -124,13 +124,15 @@ type Config struct {
 	// ExtraAppend is appended to the kernel command line.
 	ExtraAppend string
 	// GcovDir, when set, asks for the kernel's gcov counters (make coverage):
-	// the guest mounts debugfs, resets the counters just before the runner
-	// starts (so boot does not count), and after the runner exits sends every
-	// .gcda file under /sys/kernel/debug/gcov back as a gcov block (see
-	// init.sh); they are unpacked here under their path relative to that
-	// directory, e.g. GcovDir/<build dir>/fs/notify/mark.gcda. A kernel
-	// without CONFIG_GCOV_KERNEL is an *Error of Kind "gcov". Empty: taken
-	// from $FSNSUITE_VM_GCOV_DIR, so the runner needs no flag for it.
+	// the guest mounts debugfs and copies every .gcda file under
+	// /sys/kernel/debug/gcov just before the runner starts and again after
+	// it exits, and sends both snapshots back as a gcov block (see init.sh).
+	// They are unpacked here as GcovDir/boot/... and GcovDir/suite/..., each
+	// under its path relative to that directory, e.g.
+	// GcovDir/suite/<build dir>/fs/notify/mark.gcda; the counters are never
+	// reset, so suite minus boot is what the suite ran. A kernel without
+	// CONFIG_GCOV_KERNEL is an *Error of Kind "gcov". Empty: taken from
+	// $FSNSUITE_VM_GCOV_DIR, so the runner needs no flag for it.
 	GcovDir string
 
 	modVersion string // version of the module tree put in the guest

@@ -338,7 +338,7 @@ echo "FSNSUITE-VM init 6.1.0-fake 2" >&4
 echo "FSNSUITE-VM start" >&4
 echo "1..0" >&4
 echo "FSNSUITE-VM exit 0" >&4
-d=$(mktemp -d) && mkdir -p $d/out/build/fs/notify && printf 'gcda-mark' >$d/out/build/fs/notify/mark.gcda && printf 'gcda-fsn' >$d/out/build/fs/notify/fsnotify.gcda
+d=$(mktemp -d) && mkdir -p $d/out/boot/build/fs/notify $d/out/suite/build/fs/notify && printf 'gcda-mark' >$d/out/suite/build/fs/notify/mark.gcda && printf 'gcda-boot' >$d/out/boot/build/fs/notify/mark.gcda
 tar -C $d/out -cf - . | gzip -c >$d/g.tgz
 echo "FSNSUITE-VM gcov-begin ` + files + ` $((` + bytesExpr + `))" >&4
 base64 <$d/g.tgz >&4
@@ -354,8 +354,8 @@ echo "FSNSUITE-VM done" >&4
 	if err != nil || code != 0 {
 		t.Fatalf("got %d, %v; want 0, nil", code, err)
 	}
-	for name, want := range map[string]string{"mark.gcda": "gcda-mark", "fsnotify.gcda": "gcda-fsn"} {
-		b, err := os.ReadFile(filepath.Join(dir, "build", "fs", "notify", name))
+	for name, want := range map[string]string{"suite": "gcda-mark", "boot": "gcda-boot"} {
+		b, err := os.ReadFile(filepath.Join(dir, name, "build", "fs", "notify", "mark.gcda"))
 		if err != nil || string(b) != want {
 			t.Errorf("%s: got %q, %v; want %q", name, b, err, want)
 		}
