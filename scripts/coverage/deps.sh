@@ -1,8 +1,8 @@
 #!/bin/sh
-# Installs what `make coverage` needs on top of scripts/vm/deps.sh: a kernel
-# build toolchain (gcc with its gcov, make, flex, bison, bc, libelf-dev,
-# libssl-dev for the host tools, cpio/xz for the source package) and python3
-# is NOT needed. Idempotent: does nothing when all are present.
+# Installs what `make coverage` needs besides scripts/vm/deps.sh: a kernel
+# build toolchain (gcc and its gcov, make, flex, bison, bc, libelf-dev,
+# libssl-dev, libc6-dev), xz for the source package and git for BASE=.
+# Idempotent: does nothing when all are present.
 set -eu
 
 need=""
