@@ -36,7 +36,8 @@ const twoDocs = `{"format_version": "1", "gcc_version": "12.2.0", "current_worki
   {"file": "/src/include/linux/fsnotify_backend.h",
    "functions": [{"name": "inl", "start_line": 5, "end_line": 6, "execution_count": 2}],
    "lines": [{"line_number": 5, "count": 2, "function_name": "inl"}, {"line_number": 6, "count": 0, "function_name": "inl"}]},
-  {"file": "/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", "functions": [], "lines": [{"line_number": 1, "count": 9}]}
+  {"file": "/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", "functions": [], "lines": [{"line_number": 1, "count": 9}]},
+  {"file": "/src/include/linux/list.h", "functions": [], "lines": [{"line_number": 1, "count": 9}, {"line_number": 2, "count": 0}]}
  ]}
 {"format_version": "1", "current_working_directory": "/b", "data_file": "fs/notify/dnotify/dnotify.gcda",
  "files": [{"file": "/src/fs/notify/dnotify/dnotify.c",
@@ -56,7 +57,7 @@ func profile(t *testing.T) *Profile {
 func TestProfileMerge(t *testing.T) {
 	p := profile(t)
 	if diff := cmp.Diff([]string{
-		"fs/notify/dnotify/dnotify.c", "fs/notify/fanotify/fanotify.c", "fs/notify/mark.c", "include/linux/fsnotify_backend.h",
+		"fs/notify/dnotify/dnotify.c", "fs/notify/fanotify/fanotify.c", "fs/notify/mark.c", "include/linux/fsnotify_backend.h", "include/linux/list.h",
 	}, p.Paths(nil)); diff != "" {
 		t.Errorf("paths (-want +got; the relative source path is joined with the compile directory, stddef.h is outside /src):\n%s", diff)
 	}
@@ -109,6 +110,7 @@ func TestReport(t *testing.T) {
 		"fs/notify without dnotify 4/7 57.1 % 2/3 66.7 %",
 		"fs/notify/dnotify/dnotify.c (apart) 0/1 0.0 % 0/1 0.0 %",
 		"include/linux/fsnotify_backend.h (inlined, apart) 1/2 50.0 % 1/1 100.0 %",
+		"1 other headers (inlined, apart) 1/2 50.0 % 0/0 0.0 %",
 	} {
 		if !strings.Contains(squeeze(sum.String()), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum.String())

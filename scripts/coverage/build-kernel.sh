@@ -28,14 +28,7 @@ if [ -f "$ksrc/.config" ] || [ -f "$ksrc/include/config/auto.conf" ]; then
 	die "$ksrc has an in-tree build (.config); an out-of-tree build needs a clean tree: run 'make mrproper' there or give a clean copy"
 fi
 
-if [ -n "${FSNSUITE_CACHE:-}" ]; then
-	cache=$FSNSUITE_CACHE
-elif [ -w "$repo" ]; then
-	cache=$repo/.cache
-else
-	cache=${XDG_CACHE_HOME:-$HOME/.cache}/fsnsuite
-fi
-cache=$cache/coverage
+cache=$(sh "$here/cache-dir.sh")/coverage
 mkdir -p "$cache"
 
 frags="$repo/scripts/kernel.config $here/gcov.config"

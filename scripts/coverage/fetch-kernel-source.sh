@@ -15,15 +15,7 @@ linux-source-[0-9]*) ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-if [ -n "${FSNSUITE_CACHE:-}" ]; then
-	cache=$FSNSUITE_CACHE
-elif [ -w "$repo" ]; then
-	cache=$repo/.cache
-else
-	cache=${XDG_CACHE_HOME:-$HOME/.cache}/fsnsuite
-fi
-cache=$cache/ksrc
+cache=$(sh "$here/cache-dir.sh")/ksrc
 mkdir -p "$cache"
 die() { echo "fetch-kernel-source: $*" >&2; exit 1; }
 

@@ -35,6 +35,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: fsncov -build DIR -src DIR -gcda DIR [-diff FILE] [-functions] [-gcov GCOV]")
 		os.Exit(2)
 	}
+	// gcov names sources by absolute path: so must SRC be.
+	for _, p := range []*string{build, src, gcda} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fsncov:", err)
+			os.Exit(1)
+		}
+		*p = abs
+	}
 	if err := run(os.Stdout, *build, *src, *gcda, *diff, *gcov, *functions); err != nil {
 		fmt.Fprintln(os.Stderr, "fsncov:", err)
 		os.Exit(1)
@@ -55,6 +64,9 @@ func run(w io.Writer, build, src, gcda, diff, gcov string, functions bool) error
 	p, err := suite.Since(boot)
 	if err != nil {
 		return err
+	}
+	if len(p.Paths(coverage.InNotify)) == 0 {
+		return fmt.Errorf("the gcov data names no fs/notify file under %s: is it the tree %s was built from?", src, build)
 	}
 	fmt.Fprintf(w, "fs/notify line coverage: what the suite ran (gcov counters when the runner ended minus when it started)\n\n")
 	if err := p.WriteSummary(w); err != nil {
