@@ -54,7 +54,10 @@ func (p *Profile) WriteSummary(w io.Writer) error {
 		rows = append(rows, row{name, f.LineCounts(), f.FuncCounts()})
 	}
 	l, fn := p.Total(InNotify)
-	rows = append(rows, row{"fs/notify without dnotify", l, fn}, row{})
+	rows = append(rows, row{"fs/notify without dnotify", l, fn})
+	if len(p.Paths(InNotify)) < len(p.Files) {
+		rows = append(rows, row{}) // a blank line before what is apart
+	}
 	for _, name := range p.Paths(InDnotify) {
 		f := p.Files[name]
 		rows = append(rows, row{name + " (apart)", f.LineCounts(), f.FuncCounts()})
