@@ -67,6 +67,26 @@ func TestKernelConfig(t *testing.T) {
 	if !strings.Contains(progress.String(), "CONFIG_FHANDLE") || strings.Contains(progress.String(), "CONFIG_FANOTIFY_ACCESS_PERMISSIONS") {
 		t.Errorf("want a warning about FHANDLE only (ACCESS_PERMISSIONS is implied by FANOTIFY): %q", progress.String())
 	}
+
+	// Asking for gcov data from a kernel built without gcov fails before boot.
+	full := filepath.Join(dir, "config-full")
+	var all strings.Builder
+	for _, o := range Options {
+		all.WriteString("CONFIG_" + o.Name + "=y\n")
+	}
+	if err := os.WriteFile(full, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = Config{Kernel: kernel, KernelConfig: full, GcovDir: dir}
+	if err := c.checkKernelConfig(); !errors.As(err, &e) || e.Kind != "gcov" || !strings.Contains(e.Msg, "CONFIG_GCOV_KERNEL") {
+		t.Errorf("gcov without CONFIG_GCOV_KERNEL: got %v, want a gcov *Error", err)
+	}
+	if err := os.WriteFile(full, []byte(all.String()+"CONFIG_GCOV_KERNEL=y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.checkKernelConfig(); err != nil {
+		t.Errorf("gcov kernel: got %v, want no error", err)
+	}
 }
 
 func TestModuleResolve(t *testing.T) {
