@@ -38,7 +38,7 @@ if [ -n "${BASE:-}" ]; then
 	patch=$results/patch.diff
 	# Against the work tree: the patch is what was built, committed or not.
 	git -C "$ksrc" diff --no-color --no-ext-diff -U0 "$BASE" -- fs/notify 'include/linux/fsnotify*.h' >"$patch"
-	echo "coverage: BASE=$BASE: $(grep -c '^+[^+]' "$patch" || true) added/changed lines in fs/notify and include/linux/fsnotify*.h" >&2
+	echo "coverage: BASE=$BASE: $(awk '/^\+/ && !/^\+\+\+ /{n++} END{print n+0}' "$patch") added/changed lines in fs/notify and include/linux/fsnotify*.h" >&2
 fi
 
 build=$(sh "$here/build-kernel.sh" "$ksrc")
