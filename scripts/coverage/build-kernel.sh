@@ -31,7 +31,8 @@ fi
 cache=$(sh "$here/cache-dir.sh")/coverage
 mkdir -p "$cache"
 
-frags="$repo/scripts/kernel.config $here/gcov.config"
+frag=$here/gcov.config
+frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-gcov-build 1: tinyconfig+fragments, GCOV_PROFILE in fs/notify/**/Makefile"
 
 # The source state, as cheaply as the tree allows.
@@ -67,11 +68,12 @@ fi
 echo "coverage build: building a gcov kernel from $ksrc in $dir (cache key $key)" >&2
 rm -rf "$dir"
 mkdir -p "$dir"
-# A private copy: hard links when possible, else a real copy.
+# A private copy: hard links when possible, else a real copy (without .git).
 if ! cp -al "$ksrc/." "$dir/src" 2>/dev/null; then
 	rm -rf "$dir/src"
+	mkdir -p "$dir/src"
 	echo "coverage build: $ksrc is on another filesystem than $cache: copying it" >&2
-	cp -a "$ksrc/." "$dir/src"
+	tar -C "$ksrc" --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
 fi
 rm -rf "$dir/src/.git"
 # Instrument fs/notify only. Each patched Makefile is a new file (the hard link
@@ -86,12 +88,10 @@ find "$dir/src/fs/notify" -name Makefile | while IFS= read -r mk; do
 done
 
 start=$(date +%s)
-# shellcheck disable=SC2046
-JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$build" \
-	$(for f in $frags; do [ "$f" = "$repo/scripts/kernel.config" ] || printf -- '-f %s ' "$f"; done) >/dev/null
+JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$build" -f "$frag" >/dev/null
 grep -qx 'CONFIG_GCOV_KERNEL=y' "$build/.config" || die "CONFIG_GCOV_KERNEL did not survive olddefconfig in $build/.config"
 ls "$build"/fs/notify/*.gcno >/dev/null 2>&1 || die "no .gcno files in $build/fs/notify: fs/notify was not instrumented"
 end=$(date +%s)
-echo "coverage build: done in $((end - start))s; $(du -sh "$dir" | cut -f1) in $dir" >&2
+echo "coverage build: done in $((end - start))s; $(du -sh "$build" | cut -f1) in $build (the source copy is hard links)" >&2
 touch "$build/.done"
 echo "$build"
