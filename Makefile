@@ -60,3 +60,5 @@ clean:
 -include mk/perf.mk
 # make install (with the kselftest and LTP trees) and make dist.
 include mk/install.mk
+# Kernel line coverage of fs/notify (make coverage KSRC= BASE=).
+-include mk/coverage.mk

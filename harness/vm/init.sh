@@ -4,6 +4,15 @@
 # loads modules, runs the runner with its stdout on ttyS1 and stderr on ttyS2,
 # reports "FSNSUITE-VM exit CODE" and the results directory on ttyS1, and
 # reboots (qemu runs with -no-reboot, so that ends the VM).
+# With gcov=1 in run.conf (Config.GcovDir, make coverage) it snapshots every
+# .gcda file of /sys/kernel/debug/gcov just before the runner starts (boot/)
+# and after it exits (suite/; the counters run on, so suite minus boot is what
+# the suite ran), and sends both as one gcov block on ttyS1:
+#   FSNSUITE-VM gcov-begin FILES BYTES
+#   <base64 of a tar.gz of boot/... and suite/..., paths below them relative
+#    to /sys/kernel/debug/gcov>
+#   FSNSUITE-VM gcov-end
+# or "FSNSUITE-VM gcov-none REASON" (before the runner) when the kernel has none.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 umask 022
@@ -92,7 +101,27 @@ if [ -f /etc/fsnsuite/modules ]; then
 fi
 
 mkdir -p /results
+gcov=0
 . /etc/fsnsuite/run.conf
+gcovdir=/sys/kernel/debug/gcov
+gcov_files=0
+# gcov_snapshot DIR: copy every .gcda file. debugfs reports a size of 0 for
+# them, so they are read with cat, never handed to tar directly.
+gcov_snapshot() {
+	for f in $(cd $gcovdir && find . -name '*.gcda'); do
+		mkdir -p "$1/${f%/*}"
+		cat "$gcovdir/$f" >"$1/$f" && gcov_files=$((gcov_files + 1))
+	done
+}
+if [ "$gcov" = 1 ]; then
+	mkdir -p /sys/kernel/debug
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	if [ ! -e $gcovdir/reset ]; then
+		say gcov-none "no $gcovdir: the kernel lacks CONFIG_GCOV_KERNEL (or CONFIG_DEBUG_FS)"
+		finish
+	fi
+	gcov_snapshot /tmp/gcov.out/boot
+fi
 say start
 cd /tmp
 export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results
@@ -104,6 +133,13 @@ rc=1
 } 2>&1 | cat >$errport
 read -r rc </run/fsnsuite.rc
 say exit $rc
+if [ "$gcov" = 1 ]; then
+	gcov_snapshot /tmp/gcov.out/suite
+	tar -C /tmp/gcov.out -cf - . | gzip -c >/tmp/gcov.tgz
+	say gcov-begin $gcov_files $(wc -c </tmp/gcov.tgz)
+	base64 </tmp/gcov.tgz >$out
+	say gcov-end
+fi
 if [ -n "$(ls -A /results 2>/dev/null)" ]; then
 	say results-begin
 	tar -C /results -cf - . | gzip -c | base64 >$out

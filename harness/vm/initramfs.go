@@ -216,6 +216,9 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 		}
 		fmt.Fprintf(&conf, "export %s\n", shQuote(kv))
 	}
+	if cfg.GcovDir != "" {
+		conf.WriteString("gcov=1\n")
+	}
 	conf.WriteString("set --")
 	for _, a := range cfg.Args {
 		conf.WriteString(" " + shQuote(a))

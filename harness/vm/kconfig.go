@@ -173,6 +173,10 @@ func (c *Config) checkKernelConfig() error {
 	if len(req) > 0 {
 		return missingError(req, "per "+path)
 	}
+	if c.GcovDir != "" && set["GCOV_KERNEL"] != "y" {
+		return &Error{Kind: "gcov", Missing: []string{"GCOV_KERNEL"},
+			Msg: "gcov data asked for (GcovDir) but the kernel lacks CONFIG_GCOV_KERNEL, per " + path + " (scripts/coverage/build-kernel.sh builds one)"}
+	}
 	for _, o := range []string{"BLK_DEV_LOOP", "EXT4_FS"} {
 		if set[o] == "m" && c.Modules == "" {
 			c.progressf("warning: CONFIG_%s=m but no module tree given (-modules): ext4 cases will skip", o)

@@ -305,6 +305,12 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 		if err := m.unpackResults(); err != nil {
 			return m.exitCode, err
 		}
+		if c.GcovDir != "" {
+			if err := m.gcov.unpack(c.GcovDir); err != nil {
+				return m.exitCode, err
+			}
+			c.progressf("gcov data (%d files) copied to %s", m.gcov.files, c.GcovDir)
+		}
 		return m.exitCode, nil
 	}
 	if runErr == nil {
@@ -335,6 +341,7 @@ type monitor struct {
 	cfgSource string // where the guest read the kernel config, if anywhere
 	inResults bool
 	results   bytes.Buffer
+	gcov      gcovBlock
 	lastTAP   string
 	qemuErr   error
 }
@@ -382,6 +389,14 @@ func (m *monitor) consoleLine(s string) error {
 }
 
 func (m *monitor) outLine(s string) error {
+	if m.gcov.open {
+		if strings.HasPrefix(s, "FSNSUITE-VM gcov-end") {
+			m.gcov.open, m.gcov.ended = false, true
+			return nil
+		}
+		m.gcov.data.WriteString(strings.TrimSpace(s))
+		return nil
+	}
 	if m.inResults {
 		if strings.HasPrefix(s, "FSNSUITE-VM results-end") {
 			m.inResults = false
@@ -430,6 +445,10 @@ func (m *monitor) outLine(s string) error {
 			m.cfg.progressf("%s runner exited with %d", m.elapsed(), code)
 		case "results-begin":
 			m.inResults = true
+		case "gcov-begin":
+			return m.gcov.begin(s, f[1:])
+		case "gcov-none":
+			return &Error{Kind: "gcov", Msg: "no gcov data in the guest: " + strings.Join(f[1:], " ")}
 		case "done":
 			m.done = true
 		}
@@ -548,19 +567,29 @@ func (m *monitor) unpackResults() error {
 	if err != nil {
 		return fmt.Errorf("vm: decoding guest results: %w", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
+	if _, err := untarGz(raw, m.cfg.ResultsDir); err != nil {
 		return fmt.Errorf("vm: guest results: %w", err)
 	}
+	m.cfg.progressf("guest results copied to %s", m.cfg.ResultsDir)
+	return nil
+}
+
+// untarGz extracts the regular files and directories of a tar.gz archive
+// under dest (entries leaving dest are ignored) and returns how many regular
+// files it wrote.
+func untarGz(raw []byte, dest string) (files int, err error) {
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return 0, err
+	}
 	tr := tar.NewReader(zr)
-	dest := m.cfg.ResultsDir
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			break
+			return files, nil
 		}
 		if err != nil {
-			return fmt.Errorf("vm: guest results: %w", err)
+			return files, err
 		}
 		name := filepath.Clean(h.Name)
 		if name == "." || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
@@ -570,23 +599,77 @@ func (m *monitor) unpackResults() error {
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(p, 0o755); err != nil {
-				return fmt.Errorf("vm: guest results: %w", err)
+				return files, err
 			}
 		case tar.TypeReg:
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return fmt.Errorf("vm: guest results: %w", err)
+				return files, err
 			}
 			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 			if err != nil {
-				return fmt.Errorf("vm: guest results: %w", err)
+				return files, err
 			}
 			_, err = io.Copy(f, tr)
 			cerr := f.Close()
 			if err != nil || cerr != nil {
-				return fmt.Errorf("vm: guest results %s: %w", name, errors.Join(err, cerr))
+				return files, fmt.Errorf("%s: %w", name, errors.Join(err, cerr))
 			}
+			files++
 		}
 	}
-	m.cfg.progressf("guest results copied to %s", dest)
+}
+
+// gcovBlock collects the guest's gcov block: "FSNSUITE-VM gcov-begin FILES
+// BYTES", base64 lines of a tar.gz of BYTES bytes holding FILES .gcda files,
+// "FSNSUITE-VM gcov-end".
+type gcovBlock struct {
+	open, ended  bool
+	files, bytes int
+	data         bytes.Buffer
+}
+
+func (g *gcovBlock) begin(line string, args []string) error {
+	if len(args) != 2 {
+		return &Error{Kind: "protocol", Msg: "malformed gcov-begin line from the guest: " + line}
+	}
+	files, err1 := strconv.Atoi(args[0])
+	n, err2 := strconv.Atoi(args[1])
+	if err1 != nil || err2 != nil || files < 0 || n < 0 {
+		return &Error{Kind: "protocol", Msg: "malformed gcov-begin line from the guest: " + line}
+	}
+	g.open, g.files, g.bytes = true, files, n
+	g.data.Reset()
+	return nil
+}
+
+// unpack checks the block is complete (its end marker, its byte and file
+// counts) and extracts it under dest.
+func (g *gcovBlock) unpack(dest string) error {
+	if !g.ended {
+		if g.open {
+			return &Error{Kind: "gcov", Msg: fmt.Sprintf("the guest's gcov block was cut short (%d base64 characters, no gcov-end line)", g.data.Len())}
+		}
+		return &Error{Kind: "gcov", Msg: "the guest sent no gcov block"}
+	}
+	raw, err := base64.StdEncoding.DecodeString(g.data.String())
+	if err != nil {
+		return &Error{Kind: "gcov", Msg: fmt.Sprintf("the guest's gcov block does not decode: %v", err)}
+	}
+	if len(raw) != g.bytes {
+		return &Error{Kind: "gcov", Msg: fmt.Sprintf("the guest's gcov block has %d bytes, its header said %d", len(raw), g.bytes)}
+	}
+	if g.files == 0 {
+		return &Error{Kind: "gcov", Msg: "the guest found no .gcda files under /sys/kernel/debug/gcov: nothing was built with GCOV_PROFILE"}
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return fmt.Errorf("vm: gcov directory: %w", err)
+	}
+	got, err := untarGz(raw, dest)
+	if err != nil {
+		return fmt.Errorf("vm: guest gcov data: %w", err)
+	}
+	if got != g.files {
+		return &Error{Kind: "gcov", Msg: fmt.Sprintf("the guest's gcov block holds %d files, its header said %d", got, g.files)}
+	}
 	return nil
 }

@@ -123,6 +123,17 @@ type Config struct {
 	WorkDir string
 	// ExtraAppend is appended to the kernel command line.
 	ExtraAppend string
+	// GcovDir, when set, asks for the kernel's gcov counters (make coverage):
+	// the guest mounts debugfs and copies every .gcda file under
+	// /sys/kernel/debug/gcov just before the runner starts and again after
+	// it exits, and sends both snapshots back as a gcov block (see init.sh).
+	// They are unpacked here as GcovDir/boot/... and GcovDir/suite/..., each
+	// under its path relative to that directory, e.g.
+	// GcovDir/suite/<build dir>/fs/notify/mark.gcda; the counters are never
+	// reset, so suite minus boot is what the suite ran. A kernel without
+	// CONFIG_GCOV_KERNEL is an *Error of Kind "gcov". Empty: taken from
+	// $FSNSUITE_VM_GCOV_DIR, so the runner needs no flag for it.
+	GcovDir string
 
 	modVersion string // version of the module tree put in the guest
 }
@@ -139,7 +150,7 @@ func DefaultIsPerf(name string) bool {
 // Its message is one line.
 type Error struct {
 	// Kind is a short category: "kernel", "config", "panic", "boot",
-	// "timeout", "qemu", "protocol".
+	// "timeout", "qemu", "protocol", "gcov".
 	Kind string
 	// Missing lists the kernel options found missing (without CONFIG_).
 	Missing []string
@@ -199,6 +210,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.QEMU == "" {
 		c.QEMU = "qemu-system-x86_64"
+	}
+	if c.GcovDir == "" {
+		c.GcovDir = os.Getenv("FSNSUITE_VM_GCOV_DIR")
 	}
 	return nil
 }

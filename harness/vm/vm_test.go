@@ -67,6 +67,26 @@ func TestKernelConfig(t *testing.T) {
 	if !strings.Contains(progress.String(), "CONFIG_FHANDLE") || strings.Contains(progress.String(), "CONFIG_FANOTIFY_ACCESS_PERMISSIONS") {
 		t.Errorf("want a warning about FHANDLE only (ACCESS_PERMISSIONS is implied by FANOTIFY): %q", progress.String())
 	}
+
+	// Asking for gcov data from a kernel built without gcov fails before boot.
+	full := filepath.Join(dir, "config-full")
+	var all strings.Builder
+	for _, o := range Options {
+		all.WriteString("CONFIG_" + o.Name + "=y\n")
+	}
+	if err := os.WriteFile(full, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = Config{Kernel: kernel, KernelConfig: full, GcovDir: dir}
+	if err := c.checkKernelConfig(); !errors.As(err, &e) || e.Kind != "gcov" || !strings.Contains(e.Msg, "CONFIG_GCOV_KERNEL") {
+		t.Errorf("gcov without CONFIG_GCOV_KERNEL: got %v, want a gcov *Error", err)
+	}
+	if err := os.WriteFile(full, []byte(all.String()+"CONFIG_GCOV_KERNEL=y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.checkKernelConfig(); err != nil {
+		t.Errorf("gcov kernel: got %v, want no error", err)
+	}
 }
 
 func TestModuleResolve(t *testing.T) {
@@ -315,6 +335,68 @@ func TestFakeGuestFailures(t *testing.T) {
 			var e *Error
 			if code == 0 || !errors.As(err, &e) || e.Kind != tc.kind {
 				t.Fatalf("got %d, %v; want a %q diagnosis", code, err, tc.kind)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("diagnosis is not one line: %q", err)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s: the run is not bounded", d)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestFakeGuestGcov checks the gcov block of the guest protocol (make
+// coverage): the .gcda files arrive under GcovDir with their guest paths, and
+// a cut, mislabelled or missing block is an error, not a silent empty report.
+func TestFakeGuestGcov(t *testing.T) {
+	// The guest side of init.sh: a tar.gz of the files, its size in the header.
+	block := func(files, bytesExpr, end string) string {
+		return `
+echo "FSNSUITE-VM init 6.1.0-fake 2" >&4
+echo "FSNSUITE-VM start" >&4
+echo "1..0" >&4
+echo "FSNSUITE-VM exit 0" >&4
+d=$(mktemp -d) && mkdir -p $d/out/boot/build/fs/notify $d/out/suite/build/fs/notify && printf 'gcda-mark' >$d/out/suite/build/fs/notify/mark.gcda && printf 'gcda-boot' >$d/out/boot/build/fs/notify/mark.gcda
+tar -C $d/out -cf - . | gzip -c >$d/g.tgz
+echo "FSNSUITE-VM gcov-begin ` + files + ` $((` + bytesExpr + `))" >&4
+base64 <$d/g.tgz >&4
+` + end + `
+echo "FSNSUITE-VM done" >&4
+`
+	}
+	const end = `echo "FSNSUITE-VM gcov-end" >&4`
+	size := "$(wc -c <$d/g.tgz)"
+
+	dir := t.TempDir()
+	code, err, _, progress := fakeRun(t, block("2", size, end), Config{GcovDir: dir})
+	if err != nil || code != 0 {
+		t.Fatalf("got %d, %v; want 0, nil", code, err)
+	}
+	for name, want := range map[string]string{"suite": "gcda-mark", "boot": "gcda-boot"} {
+		b, err := os.ReadFile(filepath.Join(dir, name, "build", "fs", "notify", "mark.gcda"))
+		if err != nil || string(b) != want {
+			t.Errorf("%s: got %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if !strings.Contains(progress, "gcov data (2 files)") {
+		t.Errorf("progress does not say the gcov data arrived")
+	}
+
+	for _, tc := range []struct{ name, script, want string }{
+		{"cut_short", block("2", size, ""), "cut short"},
+		{"wrong_size", block("2", size+"+1", end), "header said"},
+		{"wrong_count", block("3", size, end), "holds 2 files, its header said 3"},
+		{"no_block", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM start" >&4; echo "FSNSUITE-VM exit 0" >&4; echo "FSNSUITE-VM done" >&4`, "no gcov block"},
+		{"no_gcov_kernel", `echo "FSNSUITE-VM init 6.1 1" >&4; echo "FSNSUITE-VM gcov-none no /sys/kernel/debug/gcov/reset: the kernel lacks CONFIG_GCOV_KERNEL" >&4; sleep 30`, "lacks CONFIG_GCOV_KERNEL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err, _, _ := fakeRun(t, tc.script, Config{GcovDir: t.TempDir()})
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != "gcov" || !strings.Contains(e.Msg, tc.want) {
+				t.Fatalf("got %v; want a gcov *Error containing %q", err, tc.want)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("diagnosis is not one line: %q", err)

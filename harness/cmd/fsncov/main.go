@@ -1,0 +1,122 @@
+// Command fsncov prints the fs/notify line coverage of a gcov kernel's run of
+// the suite (make coverage): per file and per function, the functions never
+// executed and, given a patch, whether each line it changed ran.
+//
+//	fsncov -build BUILD -src SRC -gcda DIR [-diff PATCH] [-functions] [-gcov GCOV]
+//
+// BUILD is the kernel's build directory (the .gcno files), SRC the source tree
+// it was built from, DIR the .gcda files the VM brought back (harness/vm
+// Config.GcovDir: DIR/boot when the runner started, DIR/suite when it ended;
+// the report counts the difference, what the suite ran), PATCH a `git diff BASE` of fs/notify and
+// include/linux/fsnotify*.h. scripts/coverage/coverage.sh runs it.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
+)
+
+func main() {
+	build := flag.String("build", "", "kernel build directory (with the .gcno files)")
+	src := flag.String("src", "", "source tree the kernel was built from")
+	gcda := flag.String("gcda", "", "directory of .gcda files from the guest")
+	diff := flag.String("diff", "", "unified diff of the patch (git diff BASE); empty: no patch report")
+	functions := flag.Bool("functions", false, "print every function's line coverage, not only the never-executed ones")
+	gcov := flag.String("gcov", "gcov", "gcov of the gcc that built the kernel")
+	flag.Parse()
+	if *build == "" || *src == "" || *gcda == "" || flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: fsncov -build DIR -src DIR -gcda DIR [-diff FILE] [-functions] [-gcov GCOV]")
+		os.Exit(2)
+	}
+	// gcov names sources by absolute path: so must SRC be.
+	for _, p := range []*string{build, src, gcda} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fsncov:", err)
+			os.Exit(1)
+		}
+		*p = abs
+	}
+	if err := run(os.Stdout, *build, *src, *gcda, *diff, *gcov, *functions); err != nil {
+		fmt.Fprintln(os.Stderr, "fsncov:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, build, src, gcda, diff, gcov string, functions bool) error {
+	// The VM brings back two snapshots (harness/vm Config.GcovDir): the
+	// counters when the runner started and when it ended.
+	suite, err := load(build, src, filepath.Join(gcda, "suite"), gcov)
+	if err != nil {
+		return err
+	}
+	boot, err := load(build, src, filepath.Join(gcda, "boot"), gcov)
+	if err != nil {
+		return err
+	}
+	p, err := suite.Since(boot)
+	if err != nil {
+		return err
+	}
+	if len(p.Paths(coverage.InNotify)) == 0 {
+		return fmt.Errorf("the gcov data names no fs/notify file under %s: is it the tree %s was built from?", src, build)
+	}
+	fmt.Fprintf(w, "fs/notify line coverage: what the suite ran (gcov counters when the runner ended minus when it started)\n\n")
+	if err := p.WriteSummary(w); err != nil {
+		return err
+	}
+	all, allFn := p.WithBoot().Total(coverage.InNotify)
+	fmt.Fprintf(w, "\nBoot included (as measured without a baseline): fs/notify without dnotify %s of lines, %s of functions\n", all, allFn)
+	var un strings.Builder
+	n, err := p.WriteUnexecuted(&un, coverage.InNotify)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nFunctions the suite never executed in fs/notify without dnotify (%d):\n%s", n, un.String())
+	if functions {
+		fmt.Fprintf(w, "\nPer function (lines the suite ran/instrumented lines, times entered):\n")
+		if err := p.WriteFunctions(w, func(p string) bool { return !coverage.Outside(p) }); err != nil {
+			return err
+		}
+	}
+	if diff != "" {
+		f, err := os.Open(diff)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		changes, removals, err := coverage.ParseDiff(f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\nLines the patch changed (%s), as the suite ran them:\n", diff)
+		if err := coverage.WriteChanges(w, p.Check(changes), removals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load runs gcov on one snapshot of .gcda files.
+func load(build, src, dir, gcov string) (*coverage.Profile, error) {
+	objs, err := coverage.FindObjects(build, dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := coverage.RunGcov(gcov, objs)
+	if err != nil {
+		return nil, err
+	}
+	p := coverage.NewProfile()
+	if err := p.Add(bytes.NewReader(out), coverage.TreeRel(src)); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return p, nil
+}

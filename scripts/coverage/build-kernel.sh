@@ -1,0 +1,97 @@
+#!/bin/sh
+# build-kernel.sh KSRC — build (or reuse) a gcov kernel for `make coverage`
+# and print its build directory (the bzImage is arch/x86/boot/bzImage in it,
+# the .gcno files sit next to fs/notify's objects).
+#
+# The kernel is tinyconfig + scripts/kernel.config + scripts/coverage/gcov.config
+# with ONLY fs/notify instrumented: `GCOV_PROFILE := y` is added to the
+# Makefiles of fs/notify in a private copy of KSRC (hard links where the cache
+# is on KSRC's filesystem, so the copy is cheap; the patched Makefiles are new
+# files, KSRC itself is never written) and the build is out of tree (O=).
+#
+# Cache: <cache>/coverage/<key>/{src,build}, key = sha256 of the source state
+# (for a git tree: HEAD plus `git diff HEAD` plus untracked files under fs/ and
+# include/; otherwise the path, size and mtime of every file), of the config
+# fragments, of gcc's version and of $method below (bump it when the way this
+# script builds changes). A finished build (build/.done) is reused as is.
+# The cache is $FSNSUITE_CACHE, else <repo>/.cache, else ~/.cache/fsnsuite.
+# JOBS (default 2) and NICE (default 19) set make's -j and niceness.
+set -eu
+
+[ $# -eq 1 ] || { echo "usage: $0 KSRC" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+ksrc=$(cd "$1" && pwd) || exit 2
+die() { echo "coverage build: $*" >&2; exit 1; }
+[ -f "$ksrc/Makefile" ] && [ -d "$ksrc/fs/notify" ] || die "$ksrc is not a kernel source tree (no Makefile or fs/notify)"
+if [ -f "$ksrc/.config" ] || [ -f "$ksrc/include/config/auto.conf" ]; then
+	die "$ksrc has an in-tree build (.config); an out-of-tree build needs a clean tree: run 'make mrproper' there or give a clean copy"
+fi
+
+cache=$(sh "$here/cache-dir.sh")/coverage
+mkdir -p "$cache"
+
+frag=$here/gcov.config
+frags="$repo/scripts/kernel.config $frag"
+method="fsnsuite-gcov-build 1: tinyconfig+fragments, GCOV_PROFILE in fs/notify/**/Makefile"
+
+# The source state, as cheaply as the tree allows.
+source_state() {
+	if git -C "$ksrc" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+		[ "$(git -C "$ksrc" rev-parse --show-toplevel)" = "$ksrc" ]; then
+		echo "git $(git -C "$ksrc" rev-parse HEAD)"
+		git -C "$ksrc" diff HEAD
+		git -C "$ksrc" ls-files -o --exclude-standard -- fs include | while IFS= read -r f; do
+			echo "untracked $f"
+			cat "$ksrc/$f"
+		done
+	else
+		echo "tree $ksrc"
+		(cd "$ksrc" && find . -path ./.git -prune -o -type f -printf '%P %s %T@\n' | LC_ALL=C sort)
+	fi
+}
+# shellcheck disable=SC2086
+key=$({
+	source_state
+	echo "$method"
+	cat $frags
+	gcc --version | head -n 1
+} | sha256sum | cut -c1-16)
+dir=$cache/$key
+build=$dir/build
+if [ -f "$build/.done" ]; then
+	echo "coverage build: reusing $build" >&2
+	echo "$build"
+	exit 0
+fi
+
+echo "coverage build: building a gcov kernel from $ksrc in $dir (cache key $key)" >&2
+rm -rf "$dir"
+mkdir -p "$dir"
+# A private copy: hard links when possible, else a real copy (without .git).
+if ! cp -al "$ksrc/." "$dir/src" 2>/dev/null; then
+	rm -rf "$dir/src"
+	mkdir -p "$dir/src"
+	echo "coverage build: $ksrc is on another filesystem than $cache: copying it" >&2
+	tar -C "$ksrc" --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
+fi
+rm -rf "$dir/src/.git"
+# Instrument fs/notify only. Each patched Makefile is a new file (the hard link
+# to KSRC's is removed first), so KSRC is untouched.
+find "$dir/src/fs/notify" -name Makefile | while IFS= read -r mk; do
+	{
+		echo "GCOV_PROFILE := y  # added by fsnsuite scripts/coverage/build-kernel.sh"
+		cat "$mk"
+	} >"$mk.fsnsuite"
+	rm -f "$mk"
+	mv "$mk.fsnsuite" "$mk"
+done
+
+start=$(date +%s)
+JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$build" -f "$frag" >/dev/null
+grep -qx 'CONFIG_GCOV_KERNEL=y' "$build/.config" || die "CONFIG_GCOV_KERNEL did not survive olddefconfig in $build/.config"
+ls "$build"/fs/notify/*.gcno >/dev/null 2>&1 || die "no .gcno files in $build/fs/notify: fs/notify was not instrumented"
+end=$(date +%s)
+echo "coverage build: done in $((end - start))s; $(du -sh "$build" | cut -f1) in $build (the source copy is hard links)" >&2
+touch "$build/.done"
+echo "$build"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Installs what `make coverage` needs besides scripts/vm/deps.sh: a kernel
+# build toolchain (gcc and its gcov, make, flex, bison, bc, libelf-dev,
+# libssl-dev, libc6-dev), xz for the source package and git for BASE=.
+# Idempotent: does nothing when all are present.
+set -eu
+
+need=""
+have() { command -v "$1" >/dev/null 2>&1; }
+pkg_ok() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+have gcc || need="$need gcc"
+have gcov || need="$need gcc"
+have make || need="$need make"
+have flex || need="$need flex"
+have bison || need="$need bison"
+have bc || need="$need bc"
+have xz || need="$need xz-utils"
+have git || need="$need git"
+pkg_ok libelf-dev || need="$need libelf-dev"
+pkg_ok libssl-dev || need="$need libssl-dev"
+pkg_ok libc6-dev || need="$need libc6-dev"
+
+if [ -z "$need" ]; then
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "scripts/coverage/deps.sh: missing packages:$need (run as root or install them)" >&2
+	exit 1
+fi
+echo "scripts/coverage/deps.sh: installing$need" >&2
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+if ! apt-get install -y --no-install-recommends $need >/dev/null; then
+	apt-get update >/dev/null
+	# shellcheck disable=SC2086
+	apt-get install -y --no-install-recommends $need >/dev/null
+fi
