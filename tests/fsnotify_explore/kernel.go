@@ -1,0 +1,231 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/model"
+)
+
+// runner runs scenarios on the kernel: each in a fresh copy of the tree
+// under base, with its own groups, file operations done by one actor.
+type runner struct {
+	base  string // a directory on the filesystem under test
+	root  string // the filesystem's mount point (mount and filesystem marks)
+	a     *actor.Actor
+	count int
+}
+
+// errno returns the errno of err (0 for nil) or an error when it has none.
+func errnoOf(err error) (unix.Errno, error) {
+	if err == nil {
+		return 0, nil
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e, nil
+	}
+	return 0, err
+}
+
+// group is one open group of a scenario run.
+type group struct {
+	kind model.GroupKind
+	fan  *fanotify.Group
+	in   *inotify.Instance
+	wds  map[string]int32 // inotify: the wd the kernel gave each object
+	objs map[int32]string // inotify: every wd ever given -> object
+}
+
+// run executes s and returns the kernel's observations, step by step.
+func (r *runner) run(s *Scenario) ([]Obs, error) {
+	r.count++
+	dir := filepath.Join(r.base, fmt.Sprintf("sc%d", r.count))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	// The tree, and an O_PATH descriptor on each object for the length of
+	// the run: the inodes stay in memory, so no mark (evictable or not)
+	// goes with an inode evicted by someone's drop_caches.
+	handles := map[string]string{} // FID handle (hex) -> object
+	for _, obj := range objects {
+		p := filepath.Join(dir, obj)
+		var err error
+		switch {
+		case obj == ".":
+		case tree[obj]:
+			err = os.Mkdir(p, 0o755)
+		default:
+			err = os.WriteFile(p, []byte("data\n"), 0o644)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("setup: pin %s: %w", p, err)
+		}
+		defer unix.Close(fd)
+		if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, p, 0); err == nil {
+			handles[fmt.Sprintf("%x", h.Bytes())] = obj
+		}
+	}
+	kinds := s.kinds()
+	gs := make([]*group, len(kinds))
+	for i, k := range kinds {
+		g := &group{kind: k, wds: map[string]int32{}, objs: map[int32]string{}}
+		var err error
+		if k.Inotify {
+			g.in, err = inotify.Init(unix.IN_NONBLOCK)
+		} else {
+			g.fan, err = fanotify.Init(k.Init|unix.FAN_NONBLOCK, unix.O_RDONLY)
+		}
+		if err != nil {
+			return nil, err
+		}
+		gs[i] = g
+	}
+	defer func() {
+		for _, g := range gs {
+			if g == nil {
+				continue
+			}
+			if g.in != nil {
+				g.in.Close()
+			} else {
+				g.fan.CloseAsync()
+			}
+		}
+	}()
+	path := func(obj string) string { return filepath.Join(dir, obj) }
+	out := make([]Obs, len(s.Steps))
+	for i, st := range s.Steps {
+		res, err := r.step(st, gs, path)
+		if err != nil {
+			return nil, fmt.Errorf("step %d (%s): %w", i+1, st, err)
+		}
+		var evs []model.Event
+		for gi, g := range gs {
+			got, err := r.drain(gi, g, dir, handles)
+			if err != nil {
+				return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
+			}
+			evs = append(evs, got...)
+		}
+		out[i] = observe(kinds, res, evs)
+	}
+	return out, nil
+}
+
+func (r *runner) step(st Step, gs []*group, path func(string) string) (string, error) {
+	a := r.a
+	p := path(st.Obj)
+	switch st.Op {
+	case "mark":
+		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
+			p = r.root
+		}
+		e, err := errnoOf(unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p))
+		return errnoText(e), err
+	case "watch":
+		g := gs[st.Group]
+		wd, err := unix.InotifyAddWatch(g.in.Fd(), p, st.Mask)
+		e, err := errnoOf(err)
+		if err != nil || e != 0 {
+			return errnoText(e), err
+		}
+		g.wds[st.Obj], g.objs[int32(wd)] = int32(wd), st.Obj
+		return fmt.Sprintf("wd=%d", wd), nil
+	case "rmwatch":
+		g := gs[st.Group]
+		wd, ok := g.wds[st.Obj]
+		if !ok {
+			wd = 1 << 30 // a wd no watch has
+		}
+		_, err := unix.InotifyRmWatch(g.in.Fd(), uint32(wd))
+		e, err := errnoOf(err)
+		return errnoText(e), err
+	case "read":
+		_, err := a.ReadFile(p, 1)
+		return "", err
+	case "write":
+		fd, err := a.Open(p, unix.O_WRONLY, 0)
+		if err != nil {
+			return "", err
+		}
+		if _, err := a.Write(fd, []byte("w")); err != nil {
+			a.Close(fd)
+			return "", err
+		}
+		return "", a.Close(fd)
+	case "opendir":
+		fd, err := a.Open(p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return "", err
+		}
+		return "", a.Close(fd)
+	case "chmod":
+		mode := uint32(0o644)
+		if tree[st.Obj] {
+			mode = 0o755
+		}
+		return "", a.Chmod(p, mode)
+	}
+	return "", fmt.Errorf("unknown step %q", st.Op)
+}
+
+// drain reads a group's queue (events are queued before the actor's call
+// returned) and names each event's object the way the model does.
+func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) ([]model.Event, error) {
+	var out []model.Event
+	pid := int32(r.a.Pid())
+	if g.in != nil {
+		evs, err := g.in.Drain()
+		for _, e := range evs {
+			obj, ok := g.objs[e.Wd]
+			if !ok {
+				obj = fmt.Sprintf("wd%d?", e.Wd)
+			}
+			out = append(out, model.Event{Group: gi, Obj: obj, Name: e.Name, Mask: uint32(e.Mask)})
+		}
+		return out, err
+	}
+	evs, err := g.fan.Drain()
+	for _, e := range evs {
+		obj := "?"
+		switch {
+		case e.Path != "":
+			obj = relObj(dir, e.Path)
+		case len(e.Info) > 0:
+			if o, ok := handles[e.Info[0].Handle]; ok {
+				obj = o
+			} else {
+				obj = "fid:" + e.Info[0].Handle
+			}
+		}
+		if e.Pid != pid {
+			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
+		}
+		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask)})
+	}
+	return out, err
+}
+
+func relObj(dir, p string) string {
+	if p == dir {
+		return "."
+	}
+	if rel, ok := strings.CutPrefix(p, dir+"/"); ok {
+		return rel
+	}
+	return p
+}

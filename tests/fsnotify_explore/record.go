@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+)
+
+// recorded is one scenario and what the kernel did with it.
+type recorded struct {
+	Scenario Scenario
+	Obs      []Obs
+}
+
+// recordFile is the -record format: per filesystem, the group kinds that
+// kernel offered and every scenario of the seed range with its observations.
+type recordFile struct {
+	Kernel string
+	FS     map[string]*fsRecord
+}
+
+type fsRecord struct {
+	Kinds     []string
+	Scenarios []recorded
+}
+
+type recording struct{ list []recorded }
+
+func (r *recording) add(s *Scenario, o []Obs) { r.list = append(r.list, recorded{*s, o}) }
+
+// save merges this filesystem's recording into file (one file holds every
+// filesystem of the run).
+func (r *recording) save(file, fs string, kinds []string) error {
+	rf := &recordFile{}
+	if b, err := os.ReadFile(file); err == nil {
+		if err := json.Unmarshal(b, rf); err != nil {
+			rf = &recordFile{}
+		}
+	}
+	if rf.Kernel != feature.KernelRelease() {
+		rf = &recordFile{Kernel: feature.KernelRelease()}
+	}
+	if rf.FS == nil {
+		rf.FS = map[string]*fsRecord{}
+	}
+	rf.FS[fs] = &fsRecord{Kinds: kinds, Scenarios: r.list}
+	b, err := json.Marshal(rf)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
+}
+
+// compareAgainst replays the scenarios recorded in -against for this
+// filesystem and lists every one whose observations differ from the
+// recording, cut after the first differing step, with both sides.
+// Scenarios with a group kind this kernel lacks are listed as such.
+func compareAgainst(t *harness.T, r *runner, kinds []string) {
+	b, err := os.ReadFile(opts.against)
+	if err != nil {
+		t.Fatalf("-against: %v", err)
+	}
+	var rf recordFile
+	if err := json.Unmarshal(b, &rf); err != nil {
+		t.Fatalf("-against %s: %v", opts.against, err)
+	}
+	fr := rf.FS[t.FS().Type]
+	if fr == nil {
+		t.Fatalf("-against %s: nothing recorded for %s", opts.against, t.FS().Type)
+	}
+	var missing []string
+	for _, k := range fr.Kinds {
+		if !contains(kinds, k) {
+			missing = append(missing, k)
+		}
+	}
+	diffs, lacking := 0, 0
+	for _, rc := range fr.Scenarios {
+		s := rc.Scenario
+		if slices.ContainsFunc(s.Groups, func(g string) bool { return !contains(kinds, g) }) {
+			lacking++
+			continue
+		}
+		got, err := r.run(&s)
+		if err != nil {
+			t.Fatalf("seed %d: %v", s.Seed, err)
+		}
+		d := firstDiff(rc.Obs, got)
+		if d < 0 {
+			continue
+		}
+		diffs++
+		cut := s
+		cut.Steps = s.Steps[:d+1]
+		t.Errorf("seed %d: %s (recorded) and %s (here) differ at step %d:\n%s", s.Seed, rf.Kernel, feature.KernelRelease(), d+1, strings.TrimRight(cut.Script(), "\n"))
+		t.Logf("  %s: %s", rf.Kernel, obsAt(rc.Obs, d))
+		t.Logf("  %s: %s", feature.KernelRelease(), obsAt(got, d))
+	}
+	t.Notef("against %s (%s): %d scenarios, %d differ; %d not replayed for lack of group kinds %s here",
+		opts.against, rf.Kernel, len(fr.Scenarios), diffs, lacking, fmt.Sprint(missing))
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/model"
+)
+
+// The tree every scenario starts from, in its own directory: "." (the
+// scenario directory), two files, a subdirectory and a file in it.
+var tree = map[string]bool{".": true, "f": false, "g": false, "s": true, "s/h": false}
+
+// objects lists the tree in a fixed order (generation must not depend on map order).
+var objects = []string{".", "f", "g", "s", "s/h"}
+
+// The group kinds a scenario draws from.
+var (
+	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
+	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT}
+	kindFID     = model.GroupKind{Name: "fid", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, FID: true}
+	kindInotify = model.GroupKind{Name: "inotify", Inotify: true}
+)
+
+var kindsByName = map[string]model.GroupKind{
+	"notif": kindNotif, "content": kindContent, "fid": kindFID, "inotify": kindInotify,
+}
+
+// Step is one step of a scenario: a mark call, an inotify watch call, or a
+// file operation by the actor.
+type Step struct {
+	Op    string // "mark", "watch", "rmwatch", or an actor operation: read, write, opendir, chmod
+	Group int    `json:",omitempty"`
+	Flags uint   `json:",omitempty"` // fanotify_mark(2) flags
+	Mask  uint32 `json:",omitempty"` // fanotify mask, or inotify mask with IN_MASK_ADD / IN_ONESHOT
+	Obj   string `json:",omitempty"` // tree object ("" for mount and filesystem marks)
+}
+
+// Scenario is one generated (or shrunk) script.
+type Scenario struct {
+	Seed   int64
+	Groups []string // group kind names
+	Steps  []Step
+}
+
+func (s *Scenario) kinds() []model.GroupKind {
+	out := make([]model.GroupKind, len(s.Groups))
+	for i, n := range s.Groups {
+		out[i] = kindsByName[n]
+	}
+	return out
+}
+
+func (st Step) String() string {
+	switch st.Op {
+	case "mark":
+		where := st.Obj
+		switch {
+		case st.Flags&unix.FAN_MARK_FILESYSTEM != 0:
+			where = "<fs root>"
+		case st.Flags&unix.FAN_MARK_MOUNT != 0:
+			where = "<mount root>"
+		}
+		return fmt.Sprintf("g%d fanotify_mark(%s, %s, %s)", st.Group, fanotify.MarkFlagsString(st.Flags), fanotify.Mask(st.Mask), where)
+	case "watch":
+		return fmt.Sprintf("g%d inotify_add_watch(%s, %s)", st.Group, st.Obj, inotify.Mask(st.Mask))
+	case "rmwatch":
+		return fmt.Sprintf("g%d inotify_rm_watch(wd of %s)", st.Group, st.Obj)
+	}
+	return fmt.Sprintf("actor %s %s", st.Op, st.Obj)
+}
+
+// Script renders the scenario as a numbered script.
+func (s *Scenario) Script() string {
+	var b strings.Builder
+	for i, g := range s.Groups {
+		fmt.Fprintf(&b, "  g%d = %s\n", i, g)
+	}
+	for i, st := range s.Steps {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, st)
+	}
+	return b.String()
+}
+
+// Row renders the scenario as a row for the regressions table (cases.go).
+func (s *Scenario) Row(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{Name: %q, Scenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
+	for _, st := range s.Steps {
+		fmt.Fprintf(&b, "\t{Op: %q, Group: %d, Flags: %#x, Mask: %#x, Obj: %q}, // %s\n", st.Op, st.Group, st.Flags, st.Mask, st.Obj, st)
+	}
+	b.WriteString("}}},")
+	return b.String()
+}
+
+// Generator draws scenarios. kinds are the group kinds this kernel and
+// filesystem support.
+type Generator struct {
+	Kinds []string
+}
+
+var (
+	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
+	inEvents  = []uint32{unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB}
+)
+
+// Scenario returns the scenario of a seed: the same seed and kinds give the same scenario.
+func (gen Generator) Scenario(seed int64) *Scenario {
+	r := rand.New(rand.NewSource(seed))
+	s := &Scenario{Seed: seed}
+	n := 1 + r.Intn(3)
+	for i := 0; i < n; i++ {
+		s.Groups = append(s.Groups, gen.Kinds[r.Intn(len(gen.Kinds))])
+	}
+	steps := 3 + r.Intn(7)
+	for i := 0; i < steps; i++ {
+		g := r.Intn(n)
+		if r.Intn(100) < 55 {
+			if s.Groups[g] == "inotify" {
+				s.Steps = append(s.Steps, genWatch(r, g))
+			} else {
+				s.Steps = append(s.Steps, genMark(r, g))
+			}
+			continue
+		}
+		s.Steps = append(s.Steps, genAct(r))
+	}
+	return s
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
+
+func genAct(r *rand.Rand) Step {
+	obj := pick(r, objects)
+	if tree[obj] {
+		if r.Intn(4) == 0 {
+			return Step{Op: "chmod", Obj: obj}
+		}
+		return Step{Op: "opendir", Obj: obj}
+	}
+	return Step{Op: pick(r, []string{"read", "read", "write", "write", "chmod"}), Obj: obj}
+}
+
+func genMark(r *rand.Rand, g int) Step {
+	st := Step{Op: "mark", Group: g}
+	switch x := r.Intn(10); {
+	case x < 6:
+		st.Obj = pick(r, objects)
+	case x < 8:
+		st.Flags = unix.FAN_MARK_MOUNT
+	default:
+		st.Flags = unix.FAN_MARK_FILESYSTEM
+	}
+	st.Mask = pick(r, fanEvents)
+	if r.Intn(3) == 0 {
+		st.Mask |= pick(r, fanEvents)
+	}
+	if r.Intn(12) == 0 {
+		st.Mask |= unix.FAN_ATTRIB
+	}
+	if r.Intn(5) == 0 {
+		st.Flags |= unix.FAN_MARK_REMOVE
+		if r.Intn(2) == 0 {
+			st.Flags |= unix.FAN_MARK_IGNORED_MASK
+		}
+		return st
+	}
+	st.Flags |= unix.FAN_MARK_ADD
+	switch x := r.Intn(20); {
+	case x < 9:
+	case x < 12:
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK
+	case x < 15:
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY
+	case x < 18:
+		st.Flags |= unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY
+	default:
+		st.Flags |= unix.FAN_MARK_IGNORE
+	}
+	if r.Intn(20) == 0 {
+		st.Flags |= unix.FAN_MARK_EVICTABLE
+	}
+	if r.Intn(3) == 0 {
+		st.Mask |= unix.FAN_ONDIR
+	}
+	if r.Intn(3) == 0 {
+		st.Mask |= unix.FAN_EVENT_ON_CHILD
+	}
+	return st
+}
+
+func genWatch(r *rand.Rand, g int) Step {
+	st := Step{Op: "watch", Group: g, Obj: pick(r, objects)}
+	if r.Intn(6) == 0 {
+		st.Op = "rmwatch"
+		return st
+	}
+	st.Mask = pick(r, inEvents)
+	if r.Intn(3) == 0 {
+		st.Mask |= pick(r, inEvents)
+	}
+	if r.Intn(3) == 0 {
+		st.Mask |= unix.IN_MASK_ADD
+	}
+	if r.Intn(6) == 0 {
+		st.Mask |= unix.IN_ONESHOT
+	}
+	return st
+}
