@@ -126,7 +126,7 @@ const (
 	FaultIgnoreSameTypeOnly     = "ignore_only_same_mark_type"
 	FaultModifyClearsSurv       = "modify_clears_surviving_ignore"
 	FaultModifyNeverClears      = "modify_never_clears_ignore"
-	FaultParentNeedsNoOnChild   = "parent_visited_without_on_child"
+	FaultParentNeedsNoOnChild   = "parent_mark_reports_without_on_child"
 	FaultOndirNotNeeded         = "dir_event_without_ondir"
 	FaultFIDDropsOndir          = "fid_group_drops_ondir"
 	FaultEvictableAnyType       = "evictable_on_mount_allowed"
@@ -153,7 +153,7 @@ var Faults = []Fault{
 	{FaultIgnoreSameTypeOnly, "mark-type precedence", "an ignore mask of a mount/sb mark does not apply to events reported by other mark types"},
 	{FaultModifyClearsSurv, "SURV_MODIFY / FS_MODIFY clearing", "FS_MODIFY also clears a surviving ignore mask"},
 	{FaultModifyNeverClears, "SURV_MODIFY / FS_MODIFY clearing", "FS_MODIFY never clears an ignore mask"},
-	{FaultParentNeedsNoOnChild, "parent-watched delivery", "a parent mark is visited for children without FS_EVENT_ON_CHILD in its interest"},
+	{FaultParentNeedsNoOnChild, "parent-watched delivery", "a visited parent's mark reports a child's event without FAN_EVENT_ON_CHILD in its mask (the parent is watched for another group)"},
 	{FaultOndirNotNeeded, "parent-watched delivery", "a mark reports events on directories without FAN_ONDIR"},
 	{FaultFIDDropsOndir, "event reporting", "a FID group does not report FAN_ONDIR"},
 	{FaultEvictableAnyType, "mark API errno", "FAN_MARK_EVICTABLE accepted on mount and filesystem marks"},

@@ -353,11 +353,7 @@ func (k Kernel) route(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32) (m
 	// (fsnotify_inode_watches_children: FS_EVENT_ON_CHILD in its interest
 	// mask) and is interested in this event ("parent_interested").
 	pMask := obj[LocParent]
-	watches := pMask&fsOnChild != 0
-	if k.faulty(FaultParentNeedsNoOnChild) {
-		watches = pMask != 0
-	}
-	parentVisited := watches && ev&pMask&possOnChild != 0
+	parentVisited := pMask&fsOnChild != 0 && ev&pMask&possOnChild != 0
 	if parentVisited {
 		k.hit(RuleParentVisited)
 	} else if pMask != 0 {
@@ -416,6 +412,10 @@ func (k Kernel) fanotifyMask(vs []visit, ev uint32, isDir, fid bool) uint32 {
 		viaParent := v.role == LocParent
 		ignored |= k.effectiveIgnore(v.m, isDir, viaParent)
 		if k.faulty(FaultOndirNotNeeded) && !viaParent {
+			marksMask |= v.m.Mask
+			continue
+		}
+		if k.faulty(FaultParentNeedsNoOnChild) && viaParent && applicable(v.m.Mask, isDir, false) {
 			marksMask |= v.m.Mask
 			continue
 		}

@@ -105,38 +105,81 @@ type Generator struct {
 }
 
 var (
-	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
-	inEvents  = []uint32{unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB}
+	// OPEN is drawn most: every operation opens, so marks and ignore masks
+	// drawn from it meet each other and the actions most often.
+	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
+	inEvents  = []uint32{unix.IN_OPEN, unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB}
+	// markObjects weighs the directories (parents of the others) up.
+	markObjects = []string{".", ".", "s", "s", "f", "s/h", "g"}
 )
 
 // Scenario returns the scenario of a seed: the same seed and kinds give the same scenario.
 func (gen Generator) Scenario(seed int64) *Scenario {
 	r := rand.New(rand.NewSource(seed))
 	s := &Scenario{Seed: seed}
-	n := 1 + r.Intn(3)
+	n := pick(r, []int{1, 1, 1, 2, 2, 2, 2, 3, 3, 4})
 	for i := 0; i < n; i++ {
 		s.Groups = append(s.Groups, gen.Kinds[r.Intn(len(gen.Kinds))])
 	}
-	steps := 3 + r.Intn(7)
-	for i := 0; i < steps; i++ {
+	steps := 4 + r.Intn(8)
+	if s.Groups[0] != "inotify" && r.Intn(2) == 0 {
+		// Half the scenarios start with a mark that reports much (a mount,
+		// filesystem or directory mark), which the later ignore masks and
+		// other groups' marks then interact with.
+		st := Step{Op: "mark", Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM, 0}),
+			Mask: unix.FAN_OPEN | pick(r, fanEvents)}
+		if st.Flags&unix.FAN_MARK_FILESYSTEM == 0 {
+			st.Obj = "."
+			st.Mask |= unix.FAN_EVENT_ON_CHILD
+		}
+		if r.Intn(2) == 0 {
+			st.Mask |= unix.FAN_ONDIR
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	for i := len(s.Steps); i < steps; i++ {
 		g := r.Intn(n)
-		if r.Intn(100) < 55 {
+		if r.Intn(100) < 60 {
 			if s.Groups[g] == "inotify" {
-				s.Steps = append(s.Steps, genWatch(r, g))
+				s.Steps = append(s.Steps, genWatch(r, g, s.Steps))
 			} else {
-				s.Steps = append(s.Steps, genMark(r, g))
+				s.Steps = append(s.Steps, genMark(r, g, s.Steps))
 			}
 			continue
 		}
-		s.Steps = append(s.Steps, genAct(r))
+		s.Steps = append(s.Steps, genAct(r, s.Steps))
 	}
 	return s
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
 
-func genAct(r *rand.Rand) Step {
+// earlier returns a random earlier step with op (for steps that reuse an
+// earlier target: an ignore mask on a marked object, a removal of what was
+// added, an action under a mark), or false.
+func earlier(r *rand.Rand, prev []Step, ops ...string) (Step, bool) {
+	var c []Step
+	for _, st := range prev {
+		for _, op := range ops {
+			if st.Op == op && (st.Obj != "" || op == "mark") {
+				c = append(c, st)
+			}
+		}
+	}
+	if len(c) == 0 {
+		return Step{}, false
+	}
+	return pick(r, c), true
+}
+
+func genAct(r *rand.Rand, prev []Step) Step {
 	obj := pick(r, objects)
+	if st, ok := earlier(r, prev, "mark", "watch"); ok && st.Obj != "" && r.Intn(2) == 0 {
+		obj = st.Obj
+		if tree[obj] && r.Intn(2) == 0 { // a child of a marked directory
+			obj = map[string]string{".": pick(r, []string{"f", "g", "s"}), "s": "s/h"}[obj]
+		}
+	}
 	if tree[obj] {
 		if r.Intn(4) == 0 {
 			return Step{Op: "chmod", Obj: obj}
@@ -146,15 +189,18 @@ func genAct(r *rand.Rand) Step {
 	return Step{Op: pick(r, []string{"read", "read", "write", "write", "chmod"}), Obj: obj}
 }
 
-func genMark(r *rand.Rand, g int) Step {
-	st := Step{Op: "mark", Group: g}
+func genMark(r *rand.Rand, g int, prev []Step) Step {
+	if r.Intn(5) == 0 {
+		return genRemove(r, g, prev)
+	}
+	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_ADD}
 	switch x := r.Intn(10); {
 	case x < 6:
-		st.Obj = pick(r, objects)
+		st.Obj = pick(r, markObjects)
 	case x < 8:
-		st.Flags = unix.FAN_MARK_MOUNT
+		st.Flags |= unix.FAN_MARK_MOUNT
 	default:
-		st.Flags = unix.FAN_MARK_FILESYSTEM
+		st.Flags |= unix.FAN_MARK_FILESYSTEM
 	}
 	st.Mask = pick(r, fanEvents)
 	if r.Intn(3) == 0 {
@@ -163,42 +209,64 @@ func genMark(r *rand.Rand, g int) Step {
 	if r.Intn(12) == 0 {
 		st.Mask |= unix.FAN_ATTRIB
 	}
-	if r.Intn(5) == 0 {
-		st.Flags |= unix.FAN_MARK_REMOVE
-		if r.Intn(2) == 0 {
-			st.Flags |= unix.FAN_MARK_IGNORED_MASK
-		}
-		return st
-	}
-	st.Flags |= unix.FAN_MARK_ADD
 	switch x := r.Intn(20); {
-	case x < 9:
-	case x < 12:
+	case x < 7:
+	case x < 11:
 		st.Flags |= unix.FAN_MARK_IGNORED_MASK
-	case x < 15:
+	case x < 14:
 		st.Flags |= unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY
 	case x < 18:
 		st.Flags |= unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY
 	default:
 		st.Flags |= unix.FAN_MARK_IGNORE
 	}
+	if st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) != 0 && r.Intn(3) > 0 {
+		// An ignore mask, most often on a directory (a parent of the
+		// objects acted on), ignoring what an earlier mark reports.
+		st.Obj, st.Flags = pick(r, []string{".", ".", "s", "s", "f", "s/h"}), st.Flags&^(unix.FAN_MARK_MOUNT|unix.FAN_MARK_FILESYSTEM)
+		if p, ok := earlier(r, prev, "mark"); ok && p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD) != 0 {
+			st.Mask = p.Mask &^ (unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
+		}
+	}
 	if r.Intn(20) == 0 {
 		st.Flags |= unix.FAN_MARK_EVICTABLE
 	}
-	if r.Intn(3) == 0 {
+	if r.Intn(5) < 2 {
 		st.Mask |= unix.FAN_ONDIR
 	}
-	if r.Intn(3) == 0 {
+	if r.Intn(5) < 2 {
 		st.Mask |= unix.FAN_EVENT_ON_CHILD
 	}
 	return st
 }
 
-func genWatch(r *rand.Rand, g int) Step {
-	st := Step{Op: "watch", Group: g, Obj: pick(r, objects)}
+// genRemove draws a FAN_MARK_REMOVE, most often of what an earlier step added.
+func genRemove(r *rand.Rand, g int, prev []Step) Step {
+	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_REMOVE, Obj: pick(r, markObjects), Mask: pick(r, fanEvents)}
+	if p, ok := earlier(r, prev, "mark"); ok && r.Intn(10) < 7 {
+		st.Obj, st.Mask = p.Obj, p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD)
+		st.Flags |= p.Flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_MOUNT | unix.FAN_MARK_FILESYSTEM)
+		if st.Mask == 0 {
+			st.Mask = unix.FAN_OPEN
+		}
+	}
+	if r.Intn(4) == 0 {
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK
+	}
+	return st
+}
+
+func genWatch(r *rand.Rand, g int, prev []Step) Step {
+	st := Step{Op: "watch", Group: g, Obj: pick(r, markObjects)}
 	if r.Intn(6) == 0 {
 		st.Op = "rmwatch"
+		if p, ok := earlier(r, prev, "watch"); ok {
+			st.Obj = p.Obj
+		}
 		return st
+	}
+	if p, ok := earlier(r, prev, "watch", "mark"); ok && p.Obj != "" && r.Intn(3) == 0 {
+		st.Obj = p.Obj
 	}
 	st.Mask = pick(r, inEvents)
 	if r.Intn(3) == 0 {
