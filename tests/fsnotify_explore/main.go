@@ -35,8 +35,10 @@ var opts struct {
 	n        int
 	duration time.Duration
 	fault    string
-	record   string
-	against  string
+	record   string     // -record: the file's base name, in recordDir
+	recDir   int        // -record: the file's directory, opened before /tmp is shadowed
+	against  string     // -against: the file's name
+	recorded recordFile // -against: its contents
 }
 
 func init() {
@@ -45,8 +47,8 @@ func init() {
 		fs.IntVar(&opts.n, "n", defaultN, "scenarios per filesystem")
 		fs.DurationVar(&opts.duration, "duration", 25*time.Second, "stop drawing scenarios after this long per filesystem, said in a note (0: run all -n; a safety cap for slow VMs)")
 		fs.StringVar(&opts.fault, "model-fault", "", "plant this wrong rule in the model ('list' prints the names)")
-		fs.StringVar(&opts.record, "record", "", "write the kernel's observations of the seed range to this file")
-		fs.StringVar(&opts.against, "against", "", "replay the scenarios recorded in this file and list every difference")
+		fs.Func("record", "write the kernel's observations of the seed range to `FILE` (JSON)", setRecord)
+		fs.Func("against", "replay the scenarios recorded in `FILE` by -record and list every difference", loadAgainst)
 	})
 }
 
@@ -169,12 +171,12 @@ func runExplore(t *harness.T) {
 		}
 	}
 	if rec != nil {
-		if err := rec.save(opts.record, t.FS().Type, kinds); err != nil {
+		if err := rec.save(t.FS().Type, kinds); err != nil {
 			t.Fatalf("-record: %v", err)
 		}
 	}
 	if opts.against != "" {
-		compareAgainst(t, r, kinds)
+		compareAgainst(t, r, kinds, &opts.recorded)
 	}
 }
 

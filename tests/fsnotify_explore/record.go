@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -33,14 +36,45 @@ type recording struct{ list []recorded }
 
 func (r *recording) add(s *Scenario, o []Obs) { r.list = append(r.list, recorded{*s, o}) }
 
-// save merges this filesystem's recording into file (one file holds every
-// filesystem of the run).
-func (r *recording) save(file, fs string, kinds []string) error {
+// setRecord takes -record FILE: the directory is opened now, because the
+// test process later mounts its workspace tmpfs over /tmp (harness/fixture),
+// where the file may be.
+func setRecord(file string) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return fmt.Errorf("-record %s: %w", file, err)
+	}
+	fd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("-record %s: open directory: %w", file, err)
+	}
+	opts.record, opts.recDir = filepath.Base(abs), fd
+	return nil
+}
+
+// loadAgainst reads -against FILE at once (before /tmp is shadowed).
+func loadAgainst(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("-against: %w", err)
+	}
+	if err := json.Unmarshal(b, &opts.recorded); err != nil {
+		return fmt.Errorf("-against %s: %w", file, err)
+	}
+	opts.against = file
+	return nil
+}
+
+// save merges this filesystem's recording into the -record file (one file
+// holds every filesystem of the run).
+func (r *recording) save(fs string, kinds []string) error {
 	rf := &recordFile{}
-	if b, err := os.ReadFile(file); err == nil {
-		if err := json.Unmarshal(b, rf); err != nil {
+	if fd, err := unix.Openat(opts.recDir, opts.record, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		f := os.NewFile(uintptr(fd), opts.record)
+		if json.NewDecoder(f).Decode(rf) != nil {
 			rf = &recordFile{}
 		}
+		f.Close()
 	}
 	if rf.Kernel != feature.KernelRelease() {
 		rf = &recordFile{Kernel: feature.KernelRelease()}
@@ -53,22 +87,23 @@ func (r *recording) save(file, fs string, kinds []string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(file, b, 0o644)
+	fd, err := unix.Openat(opts.recDir, opts.record, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", opts.record, err)
+	}
+	f := os.NewFile(uintptr(fd), opts.record)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", opts.record, err)
+	}
+	return f.Close()
 }
 
 // compareAgainst replays the scenarios recorded in -against for this
 // filesystem and lists every one whose observations differ from the
 // recording, cut after the first differing step, with both sides.
 // Scenarios with a group kind this kernel lacks are listed as such.
-func compareAgainst(t *harness.T, r *runner, kinds []string) {
-	b, err := os.ReadFile(opts.against)
-	if err != nil {
-		t.Fatalf("-against: %v", err)
-	}
-	var rf recordFile
-	if err := json.Unmarshal(b, &rf); err != nil {
-		t.Fatalf("-against %s: %v", opts.against, err)
-	}
+func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 	fr := rf.FS[t.FS().Type]
 	if fr == nil {
 		t.Fatalf("-against %s: nothing recorded for %s", opts.against, t.FS().Type)
