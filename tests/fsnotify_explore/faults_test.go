@@ -68,3 +68,27 @@ func TestShrinkMinimal(t *testing.T) {
 		t.Fatalf("shrunk to:\n%s", small.Script())
 	}
 }
+
+// TestWitnesses: every model fault has a witness row in the regressions
+// table, and the row still tells the fault apart from the correct model
+// (so the row fails on a kernel that follows the wrong rule).
+func TestWitnesses(t *testing.T) {
+	have := map[string]bool{}
+	for _, rg := range regressions {
+		if rg.Witness == "" {
+			continue
+		}
+		have[rg.Witness] = true
+		bad := model.Fixed
+		bad.Fault = rg.Witness
+		s := rg.Scenario
+		if firstDiff(predict(bad, &s), predict(model.Fixed, &s)) < 0 {
+			t.Errorf("%s no longer tells fault %s from the correct model:\n%s", rg.Name, rg.Witness, s.Script())
+		}
+	}
+	for _, f := range model.Faults {
+		if !have[f.Name] {
+			t.Errorf("fault %s has no witness row in regressions.go", f.Name)
+		}
+	}
+}

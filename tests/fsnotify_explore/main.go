@@ -89,8 +89,9 @@ func cases() []harness.Case {
 	for _, rg := range regressions {
 		rg := rg
 		cs = append(cs, harness.Case{
-			Name: "regress_" + rg.Name,
+			Name: rg.Name,
 			Doc:  rg.Doc,
+			Fix:  rg.Fix,
 			Run:  func(t *harness.T) { runRegression(t, rg) },
 		})
 	}

@@ -90,7 +90,7 @@ func (s *Scenario) Script() string {
 // Row renders the scenario as a row for the regressions table (cases.go).
 func (s *Scenario) Row(name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{Name: %q, Scenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
+	fmt.Fprintf(&b, "{\n\tName: %q,\n\tDoc: \"TODO: what it shows, with its source\",\n\tScenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
 	for _, st := range s.Steps {
 		fmt.Fprintf(&b, "\t{Op: %q, Group: %d, Flags: %#x, Mask: %#x, Obj: %q}, // %s\n", st.Op, st.Group, st.Flags, st.Mask, st.Obj, st)
 	}
@@ -128,7 +128,7 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		// other groups' marks then interact with.
 		st := Step{Op: "mark", Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM, 0}),
 			Mask: unix.FAN_OPEN | pick(r, fanEvents)}
-		if st.Flags&unix.FAN_MARK_FILESYSTEM == 0 {
+		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) == 0 {
 			st.Obj = "."
 			st.Mask |= unix.FAN_EVENT_ON_CHILD
 		}
