@@ -28,6 +28,8 @@ const (
 	fsOnChild    = unix.FAN_EVENT_ON_CHILD // FS_EVENT_ON_CHILD
 	fsEventFlags = fsISDIR | fsOnChild     // FANOTIFY_EVENT_FLAGS
 	fsModify     = unix.FAN_MODIFY
+	// direntEvents is ALL_FSNOTIFY_DIRENT_EVENTS (FANOTIFY_DIRENT_EVENTS).
+	direntEvents = unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO | unix.FAN_RENAME
 	// allEvents is ALL_FSNOTIFY_EVENTS restricted to what this suite uses:
 	// the event bits of a mask, without the two event flags.
 	allEvents = 0x00ffffff | unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM
@@ -135,8 +137,11 @@ func (k Kernel) MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, 
 	}
 	isInode := tg.Loc == LocSelf || tg.Loc == LocParent
 	// fanotify_events_supported: with FAN_MARK_IGNORE (strict_dir_events),
-	// dirent events and the event flags in the mask of a non-dir inode: ENOTDIR.
-	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.IsDir && mask&fsEventFlags != 0 {
+	// dirent events and the event flags in the mask of a non-dir inode
+	// (FANOTIFY_DIRONLY_EVENT_BITS): ENOTDIR (ceaf69f8eadc "fanotify: refine
+	// the validation checks on non-dir inode mask", extended to
+	// FAN_MARK_IGNORE when that came in 6.0).
+	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.IsDir && mask&(fsEventFlags|direntEvents) != 0 {
 		k.hit(RuleErrIgnoreNotDir)
 		return m, unix.ENOTDIR
 	}

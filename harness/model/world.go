@@ -38,15 +38,18 @@ type World struct {
 	kinds  []GroupKind
 	marks  []*Mark
 	nextWd map[int]int32
+	empty  map[string]bool // files with no data (read(2) returns 0: no FS_ACCESS)
 }
 
 // NewWorld returns a model of a tree (object -> is a directory) and groups.
+// Every object's parent must be in the tree, except "."'s; its files have
+// data.
 func NewWorld(k Kernel, tree map[string]bool, kinds []GroupKind) *World {
 	nodes := map[string]bool{}
 	for n, d := range tree {
 		nodes[n] = d
 	}
-	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}}
+	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}}
 }
 
 // IsDir reports whether obj is a directory of the tree.
@@ -94,6 +97,9 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 		k.hit(RuleErrFidOnly)
 		return unix.EINVAL
 	}
+	if _, ok := w.nodes[obj]; loc == LocSelf && !ok {
+		return unix.ENOENT // fanotify_find_path
+	}
 	isDir := loc == LocSelf && w.nodes[obj]
 	i, m := w.find(g, loc, obj)
 	if flags&unix.FAN_MARK_REMOVE != 0 {
@@ -116,9 +122,17 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 // fanRemove is fanotify_remove_mark() / fanotify_mark_remove_from_mask().
 func (w *World) fanRemove(i int, m *Mark, flags uint, mask uint32, loc Loc, isDir bool) unix.Errno {
 	k := w.K
-	// do_fanotify_mark: FAN_EVENT_ON_CHILD is masked out, and is a bit the
-	// user cannot remove (umask), for sb/mount/non-dir marks.
+	// do_fanotify_mark: "Event flags (FAN_ONDIR, FAN_EVENT_ON_CHILD) have
+	// no effect with FAN_MARK_IGNORED_MASK": they are dropped from the mask
+	// and are bits the call cannot remove (umask = FANOTIFY_EVENT_FLAGS);
+	// for sb/mount/non-dir marks FAN_EVENT_ON_CHILD is masked out and the
+	// umask is set to it alone ("umask = FAN_EVENT_ON_CHILD", which
+	// replaces the former).
 	var umask uint32
+	if flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) == unix.FAN_MARK_IGNORED_MASK {
+		mask &^= fsEventFlags
+		umask = fsEventFlags
+	}
 	if loc != LocSelf || !isDir {
 		mask &^= fsOnChild
 		umask = fsOnChild
@@ -151,6 +165,9 @@ const inotifyMaskBits = unix.IN_ALL_EVENTS
 // watch takes the next number; an existing watch keeps its wd).
 func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 	k := w.K
+	if _, ok := w.nodes[obj]; !ok {
+		return 0, unix.ENOENT // inotify_find_inode
+	}
 	// inotify_arg_to_mask: "All directories care about children."
 	bits := mask & inotifyMaskBits
 	if w.nodes[obj] {
@@ -192,60 +209,167 @@ func (w *World) InRm(g int, obj string) (unix.Errno, []Event) {
 
 // Hook is one fsnotify hook call: an event on an object.
 type Hook struct {
-	Ev  uint32
-	Obj string
+	Ev    uint32
+	Obj   string // the object whose own (inode) marks see the event
+	IsDir bool   // the event carries FS_ISDIR
+	// Name is the entry a dirent event (FS_CREATE, FS_DELETE) names in Obj,
+	// the directory; "" for other events.
+	Name string
+	// InodeOnly: fsnotify_inode() (FS_DELETE_SELF, the FS_ATTRIB of a link
+	// count change): no parent is notified and, without a path, no mount
+	// mark is visited; the filesystem's marks are.
+	InodeOnly bool
+	// NoPath: dirent events are reported with a dentry, not a path
+	// (fsnotify_name with FSNOTIFY_EVENT_DENTRY): no mount mark is visited.
+	NoPath bool
 }
 
-// Hooks returns the fsnotify hooks an operation of the actor calls, in order
-// (include/linux/fsnotify.h):
+// Ops are the file operations the model knows, with the kind of object
+// each acts on ("file" or "dir").
+var Ops = map[string]string{
+	"read": "file", "write": "file", "chmod": "", "opendir": "dir",
+	"create": "file", "unlink": "file", "mkdir": "dir", "rmdir": "dir",
+}
+
+// hooks returns the errno of an operation of the actor on obj and the
+// fsnotify hooks it calls, in order (include/linux/fsnotify.h, fs/namei.c):
 //   - read: open(O_RDONLY) fsnotify_open FS_OPEN; read(2) fsnotify_access
-//     FS_ACCESS; close fsnotify_close FS_CLOSE_NOWRITE.
+//     FS_ACCESS (not from a file with no data: vfs_read notifies only when
+//     it read something); close fsnotify_close FS_CLOSE_NOWRITE.
 //   - write: open(O_WRONLY) FS_OPEN; write(2) fsnotify_modify FS_MODIFY;
 //     close FS_CLOSE_WRITE.
 //   - opendir: open(O_RDONLY|O_DIRECTORY) FS_OPEN; close FS_CLOSE_NOWRITE.
-//   - chmod: notify_change -> fsnotify_change FS_ATTRIB.
+//   - chmod: notify_change -> fsnotify_change FS_ATTRIB (fsnotify_dentry:
+//     parent notified, no path).
+//   - create: open(O_CREAT|O_EXCL|O_WRONLY) fsnotify_create FS_CREATE on the
+//     directory with the name, FS_OPEN; close FS_CLOSE_WRITE.
+//   - mkdir: fsnotify_mkdir FS_CREATE|FS_ISDIR on the directory.
+//   - unlink: vfs_unlink fsnotify_link_count FS_ATTRIB on the inode, then
+//     d_delete_notify: d_delete -> dentry_unlink_inode ->
+//     fsnotify_inoderemove FS_DELETE_SELF and the inode's marks go
+//     (inotify: IN_IGNORED); fsnotify_delete FS_DELETE on the directory.
+//   - rmdir: the same without the link count FS_ATTRIB, with FS_ISDIR.
 //
-// Events on a directory carry FS_ISDIR (fsnotify_parent adds it).
-func Hooks(op, obj string) []Hook {
+// Events on a directory carry FS_ISDIR (fsnotify_parent and fsnotify_inode
+// add it). An operation on a missing object is ENOENT; create and mkdir of
+// an existing name EEXIST; rmdir of a non-empty directory ENOTEMPTY.
+func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
+	_, exists := w.nodes[obj]
+	isDir := w.nodes[obj]
+	parent := parentOf(obj)
+	if _, ok := w.nodes[parent]; !ok && obj != "." {
+		return unix.ENOENT, nil
+	}
+	name := path.Base(obj)
+	switch op {
+	case "create", "mkdir":
+		if exists {
+			return unix.EEXIST, nil
+		}
+		if op == "mkdir" {
+			return 0, []Hook{{Ev: unix.FAN_CREATE, Obj: parent, IsDir: true, Name: name, NoPath: true}}
+		}
+		return 0, []Hook{{Ev: unix.FAN_CREATE, Obj: parent, Name: name, NoPath: true},
+			{Ev: unix.FAN_OPEN, Obj: obj}, {Ev: unix.FAN_CLOSE_WRITE, Obj: obj}}
+	}
+	if !exists {
+		return unix.ENOENT, nil
+	}
+	switch op {
+	case "unlink":
+		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true},
+			{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true},
+			{Ev: unix.FAN_DELETE, Obj: parent, Name: name, NoPath: true}}
+	case "rmdir":
+		for n := range w.nodes {
+			if parentOf(n) == obj {
+				return unix.ENOTEMPTY, nil
+			}
+		}
+		return 0, []Hook{{Ev: unix.FAN_DELETE_SELF, Obj: obj, IsDir: true, InodeOnly: true},
+			{Ev: unix.FAN_DELETE, Obj: parent, IsDir: true, Name: name, NoPath: true}}
+	}
 	var evs []uint32
 	switch op {
 	case "read":
 		evs = []uint32{unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_CLOSE_NOWRITE}
+		if w.empty[obj] {
+			// vfs_read: fsnotify_access only "if (ret > 0)".
+			evs = []uint32{unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE}
+		}
 	case "write":
 		evs = []uint32{unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE}
 	case "opendir":
 		evs = []uint32{unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE}
 	case "chmod":
-		evs = []uint32{unix.FAN_ATTRIB}
+		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, IsDir: isDir, NoPath: true}}
 	}
 	out := make([]Hook, len(evs))
 	for i, e := range evs {
-		out[i] = Hook{e, obj}
+		out[i] = Hook{Ev: e, Obj: obj, IsDir: isDir}
 	}
-	return out
+	return 0, out
 }
 
-// Act runs the hooks of an operation through the model and returns every
-// group's events.
-func (w *World) Act(op, obj string) []Event {
+// Act runs an operation of the actor through the model: its errno, and
+// every group's events. The tree changes with create, mkdir, unlink and
+// rmdir (isDir gives a new object's kind).
+func (w *World) Act(op, obj string) (unix.Errno, []Event) {
+	errno, hs := w.hooks(op, obj)
 	var out []Event
-	for _, h := range Hooks(op, obj) {
+	for _, h := range hs {
 		out = append(out, w.deliver(h)...)
+		if h.Ev == unix.FAN_DELETE_SELF {
+			// fsnotify_inoderemove -> fsnotify_clear_marks_by_inode.
+			out = append(out, w.clearMarks(h.Obj)...)
+		}
 	}
+	switch {
+	case errno != 0:
+	case op == "create":
+		w.nodes[obj] = false
+		w.empty[obj] = true
+	case op == "write":
+		delete(w.empty, obj)
+	case op == "mkdir":
+		w.nodes[obj] = true
+	case op == "unlink", op == "rmdir":
+		delete(w.nodes, obj)
+		delete(w.empty, obj)
+	}
+	return errno, out
+}
+
+// clearMarks destroys every mark on obj; an inotify watch reports IN_IGNORED
+// (inotify_freeing_mark).
+func (w *World) clearMarks(obj string) []Event {
+	var out []Event
+	kept := w.marks[:0:0]
+	for _, m := range w.marks {
+		if m.Loc != LocSelf || m.Obj != obj {
+			kept = append(kept, m)
+			continue
+		}
+		if m.Inotify {
+			out = append(out, Event{Group: m.Group, Obj: obj, Mask: unix.IN_IGNORED})
+		}
+	}
+	w.marks = kept
 	return out
 }
 
 func (w *World) deliver(h Hook) []Event {
 	k := w.K
-	isDir := w.nodes[h.Obj]
 	parent := parentOf(h.Obj)
 	role := func(m *Mark) (Loc, bool) {
 		switch {
+		case m.Loc == LocMount:
+			return LocMount, !h.InodeOnly && !h.NoPath
 		case m.Loc != LocSelf:
 			return m.Loc, true
 		case m.Obj == h.Obj:
 			return LocSelf, true
-		case m.Obj == parent:
+		case m.Obj == parent && h.Name == "" && !h.InodeOnly:
 			return LocParent, true
 		}
 		return 0, false
@@ -254,10 +378,10 @@ func (w *World) deliver(h Hook) []Event {
 	var out []Event
 	for _, g := range order {
 		if w.kinds[g].Inotify {
-			out = append(out, w.inotifyEvents(g, groups[g], h, isDir)...)
+			out = append(out, w.inotifyEvents(g, groups[g], h)...)
 			continue
 		}
-		if m := k.fanotifyMask(groups[g], h.Ev, isDir, w.kinds[g].FID); m != 0 {
+		if m := k.fanotifyMask(groups[g], h.Ev, h.IsDir, w.kinds[g].FID); m != 0 {
 			out = append(out, Event{Group: g, Obj: h.Obj, Mask: m})
 		}
 	}
@@ -270,11 +394,13 @@ func (w *World) deliver(h Hook) []Event {
 // interested) and once to child without name (if interested)"; IN_ISDIR
 // for directories; an IN_ONESHOT watch is destroyed after its event, which
 // reports IN_IGNORED.
-func (w *World) inotifyEvents(g int, vs []visit, h Hook, isDir bool) []Event {
+func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 	k := w.K
 	var out []Event
 	flag := uint32(0)
-	if isDir {
+	// inotify_handle_inode_event: IN_ISDIR is masked out of IN_DELETE_SELF
+	// and IN_MOVE_SELF ("to avoid the risk of breaking existing inotify programs").
+	if h.IsDir && h.Ev != unix.IN_DELETE_SELF {
 		k.hit(RuleInotifyIsdir)
 		flag = unix.IN_ISDIR
 	}
@@ -294,6 +420,7 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook, isDir bool) []Event {
 				sentParent = true
 			} else {
 				k.hit(RuleInotifySelf)
+				ev.Name = h.Name // a dirent event names the entry
 			}
 			out = append(out, ev)
 			if v.m.Oneshot && !k.faulty(FaultInotifyOneshotStays) {

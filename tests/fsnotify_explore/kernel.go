@@ -57,6 +57,12 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 	// the run: the inodes stay in memory, so no mark (evictable or not)
 	// goes with an inode evicted by someone's drop_caches.
 	handles := map[string]string{} // FID handle (hex) -> object
+	pins := map[string]int{}
+	defer func() {
+		for _, fd := range pins {
+			unix.Close(fd)
+		}
+	}()
 	for _, obj := range objects {
 		p := filepath.Join(dir, obj)
 		var err error
@@ -70,13 +76,8 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("setup: %w", err)
 		}
-		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("setup: pin %s: %w", p, err)
-		}
-		defer unix.Close(fd)
-		if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, p, 0); err == nil {
-			handles[fmt.Sprintf("%x", h.Bytes())] = obj
+		if err := pin(pins, handles, dir, obj); err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
 		}
 	}
 	kinds := s.kinds()
@@ -109,9 +110,22 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 	path := func(obj string) string { return filepath.Join(dir, obj) }
 	out := make([]Obs, len(s.Steps))
 	for i, st := range s.Steps {
+		if st.Op == "unlink" || st.Op == "rmdir" {
+			// The pin goes first: with the dentry held elsewhere, d_delete
+			// would leave the inode (and FS_DELETE_SELF) for the last dput.
+			if fd, ok := pins[st.Obj]; ok {
+				unix.Close(fd)
+				delete(pins, st.Obj)
+			}
+		}
 		res, err := r.step(st, gs, path)
 		if err != nil {
 			return nil, fmt.Errorf("step %d (%s): %w", i+1, st, err)
+		}
+		if (st.Op == "create" || st.Op == "mkdir") && res == "" {
+			if err := pin(pins, handles, dir, st.Obj); err != nil {
+				return nil, fmt.Errorf("step %d: %w", i+1, err)
+			}
 		}
 		var evs []model.Event
 		for gi, g := range gs {
@@ -126,8 +140,24 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 	return out, nil
 }
 
+// pin holds an O_PATH descriptor on obj for the length of the run (until
+// it is removed), so that its inode stays in memory and no mark, evictable
+// or not, goes with an inode evicted by someone's drop_caches; and learns
+// obj's file handle, to name the objects of FID records.
+func pin(pins map[string]int, handles map[string]string, dir, obj string) error {
+	p := filepath.Join(dir, obj)
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("pin %s: %w", p, err)
+	}
+	pins[obj] = fd
+	if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, p, 0); err == nil {
+		handles[fmt.Sprintf("%x", h.Bytes())] = obj
+	}
+	return nil
+}
+
 func (r *runner) step(st Step, gs []*group, path func(string) string) (string, error) {
-	a := r.a
 	p := path(st.Obj)
 	switch st.Op {
 	case "mark":
@@ -154,33 +184,61 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		_, err := unix.InotifyRmWatch(g.in.Fd(), uint32(wd))
 		e, err := errnoOf(err)
 		return errnoText(e), err
+	case "":
+		return "", fmt.Errorf("empty step")
+	}
+	err := r.act(st.Op, p, isDirName[st.Obj])
+	e, err := errnoOf(err)
+	if err != nil || e == 0 {
+		return "", err
+	}
+	return errnoText(e), nil
+}
+
+// act does one file operation in the actor (see model.World's hooks for
+// the fsnotify hooks each calls).
+func (r *runner) act(op, p string, isDir bool) error {
+	a := r.a
+	switch op {
 	case "read":
 		_, err := a.ReadFile(p, 1)
-		return "", err
+		return err
 	case "write":
 		fd, err := a.Open(p, unix.O_WRONLY, 0)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if _, err := a.Write(fd, []byte("w")); err != nil {
 			a.Close(fd)
-			return "", err
+			return err
 		}
-		return "", a.Close(fd)
+		return a.Close(fd)
 	case "opendir":
 		fd, err := a.Open(p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
-			return "", err
+			return err
 		}
-		return "", a.Close(fd)
+		return a.Close(fd)
 	case "chmod":
 		mode := uint32(0o644)
-		if tree[st.Obj] {
+		if isDir {
 			mode = 0o755
 		}
-		return "", a.Chmod(p, mode)
+		return a.Chmod(p, mode)
+	case "create":
+		fd, err := a.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return a.Close(fd)
+	case "mkdir":
+		return a.Mkdir(p, 0o755)
+	case "unlink":
+		return a.Unlink(p)
+	case "rmdir":
+		return a.Rmdir(p)
 	}
-	return "", fmt.Errorf("unknown step %q", st.Op)
+	return fmt.Errorf("unknown operation %q", op)
 }
 
 // drain reads a group's queue (events are queued before the actor's call

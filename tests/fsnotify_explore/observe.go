@@ -88,7 +88,11 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 			e, evs = w.InRm(st.Group, st.Obj)
 			res = errnoText(e)
 		default:
-			evs = w.Act(st.Op, st.Obj)
+			var e unix.Errno
+			e, evs = w.Act(st.Op, st.Obj)
+			if e != 0 {
+				res = errnoText(e)
+			}
 		}
 		out[i] = observe(kinds, res, evs)
 		if k.Cov != nil {

@@ -19,6 +19,16 @@ var tree = map[string]bool{".": true, "f": false, "g": false, "s": true, "s/h": 
 // objects lists the tree in a fixed order (generation must not depend on map order).
 var objects = []string{".", "f", "g", "s", "s/h"}
 
+// Names that create and mkdir make (and unlink and rmdir remove), with
+// their kind; every other name is in tree.
+var (
+	newFiles  = []string{"n", "s/n"}
+	newDirs   = []string{"e", "s/e"}
+	isDirName = map[string]bool{".": true, "s": true, "e": true, "s/e": true}
+	allNames  = []string{".", "f", "g", "s", "s/h", "n", "s/n", "e", "s/e"}
+	children  = map[string][]string{".": {"f", "g", "s", "n", "e"}, "s": {"s/h", "s/n", "s/e"}}
+)
+
 // The group kinds a scenario draws from.
 var (
 	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
@@ -105,10 +115,13 @@ type Generator struct {
 }
 
 var (
+	// Inode events, which only FID groups may mark (FAN_ATTRIB, dirent and self events).
+	fidEvents = []uint32{unix.FAN_ATTRIB, unix.FAN_CREATE, unix.FAN_DELETE, unix.FAN_DELETE_SELF}
 	// OPEN is drawn most: every operation opens, so marks and ignore masks
 	// drawn from it meet each other and the actions most often.
 	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
-	inEvents  = []uint32{unix.IN_OPEN, unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB}
+	inEvents  = []uint32{unix.IN_OPEN, unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB,
+		unix.IN_CREATE, unix.IN_DELETE, unix.IN_DELETE_SELF}
 	// markObjects weighs the directories (parents of the others) up.
 	markObjects = []string{".", ".", "s", "s", "f", "s/h", "g"}
 )
@@ -122,6 +135,10 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		s.Groups = append(s.Groups, gen.Kinds[r.Intn(len(gen.Kinds))])
 	}
 	steps := 4 + r.Intn(8)
+	exists := map[string]bool{}
+	for n := range tree {
+		exists[n] = true
+	}
 	if s.Groups[0] != "inotify" && r.Intn(2) == 0 {
 		// Half the scenarios start with a mark that reports much (a mount,
 		// filesystem or directory mark), which the later ignore masks and
@@ -135,7 +152,17 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		if r.Intn(2) == 0 {
 			st.Mask |= unix.FAN_ONDIR
 		}
+		if s.Groups[0] == "fid" && st.Flags&unix.FAN_MARK_MOUNT == 0 {
+			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB
+			if st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
+				st.Mask |= unix.FAN_DELETE_SELF
+			}
+		}
 		s.Steps = append(s.Steps, st)
+	} else if s.Groups[0] == "inotify" && r.Intn(2) == 0 {
+		// or with a directory watch that sees much.
+		s.Steps = append(s.Steps, Step{Op: "watch", Obj: pick(r, []string{".", "s"}),
+			Mask: unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF | pick(r, inEvents)})
 	}
 	for i := len(s.Steps); i < steps; i++ {
 		g := r.Intn(n)
@@ -143,11 +170,11 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			if s.Groups[g] == "inotify" {
 				s.Steps = append(s.Steps, genWatch(r, g, s.Steps))
 			} else {
-				s.Steps = append(s.Steps, genMark(r, g, s.Steps))
+				s.Steps = append(s.Steps, genMark(r, g, s.Groups[g] == "fid", s.Steps))
 			}
 			continue
 		}
-		s.Steps = append(s.Steps, genAct(r, s.Steps))
+		s.Steps = append(s.Steps, genAct(r, s.Steps, exists))
 	}
 	return s
 }
@@ -172,24 +199,80 @@ func earlier(r *rand.Rand, prev []Step, ops ...string) (Step, bool) {
 	return pick(r, c), true
 }
 
-func genAct(r *rand.Rand, prev []Step) Step {
-	obj := pick(r, objects)
+// genAct draws a file operation; exists is the generator's idea of the
+// tree (it follows the operations it drew), so that most operations find
+// their object, and some do not.
+func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
+	var present, absentFiles, absentDirs []string
+	for _, n := range allNames {
+		switch {
+		case exists[n]:
+			present = append(present, n)
+		case exists[parentName(n)] && isDirName[n]:
+			absentDirs = append(absentDirs, n)
+		case exists[parentName(n)]:
+			absentFiles = append(absentFiles, n)
+		}
+	}
+	obj := pick(r, present)
 	if st, ok := earlier(r, prev, "mark", "watch"); ok && st.Obj != "" && r.Intn(2) == 0 {
 		obj = st.Obj
-		if tree[obj] && r.Intn(2) == 0 { // a child of a marked directory
-			obj = map[string]string{".": pick(r, []string{"f", "g", "s"}), "s": "s/h"}[obj]
+		if kids := children[obj]; len(kids) > 0 && r.Intn(2) == 0 { // a child of a marked directory
+			obj = pick(r, kids)
 		}
 	}
-	if tree[obj] {
-		if r.Intn(4) == 0 {
-			return Step{Op: "chmod", Obj: obj}
+	st := Step{Obj: obj}
+	if r.Intn(3) == 0 {
+		// Change the tree: make a new name, or remove one.
+		switch x := r.Intn(8); {
+		case x < 2 && len(absentFiles) > 0:
+			st = Step{Op: "create", Obj: pick(r, absentFiles)}
+		case x < 3 && len(absentDirs) > 0:
+			st = Step{Op: "mkdir", Obj: pick(r, absentDirs)}
+		case x < 6 && !isDirName[obj]:
+			st.Op = "unlink"
+		case obj != "." && isDirName[obj]:
+			st.Op = "rmdir"
 		}
-		return Step{Op: "opendir", Obj: obj}
 	}
-	return Step{Op: pick(r, []string{"read", "read", "write", "write", "chmod"}), Obj: obj}
+	if st.Op == "" {
+		switch {
+		case isDirName[obj] && r.Intn(4) == 0:
+			st.Op = "chmod"
+		case isDirName[obj]:
+			st.Op = "opendir"
+		default:
+			st.Op = pick(r, []string{"read", "read", "write", "write", "chmod"})
+		}
+	}
+	ok := exists[parentName(st.Obj)]
+	switch st.Op {
+	case "create", "mkdir":
+		exists[st.Obj] = ok
+	case "unlink":
+		delete(exists, st.Obj)
+	case "rmdir":
+		empty := true
+		for n := range exists {
+			if parentName(n) == st.Obj {
+				empty = false
+			}
+		}
+		if empty {
+			delete(exists, st.Obj)
+		}
+	}
+	return st
 }
 
-func genMark(r *rand.Rand, g int, prev []Step) Step {
+func parentName(n string) string {
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		return n[:i]
+	}
+	return "."
+}
+
+func genMark(r *rand.Rand, g int, fid bool, prev []Step) Step {
 	if r.Intn(5) == 0 {
 		return genRemove(r, g, prev)
 	}
@@ -206,8 +289,11 @@ func genMark(r *rand.Rand, g int, prev []Step) Step {
 	if r.Intn(3) == 0 {
 		st.Mask |= pick(r, fanEvents)
 	}
-	if r.Intn(12) == 0 {
-		st.Mask |= unix.FAN_ATTRIB
+	if (fid && r.Intn(5) < 2) || r.Intn(15) == 0 {
+		st.Mask |= pick(r, fidEvents)
+		if isDirName[st.Obj] || st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
+			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE
+		}
 	}
 	switch x := r.Intn(20); {
 	case x < 7:
