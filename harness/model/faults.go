@@ -37,6 +37,10 @@ const (
 	RuleInotifyRm           = "inotify_rm_watch: IN_IGNORED"
 	RuleInotifyRmEinval     = "inotify_rm_watch: EINVAL for an unknown wd"
 	RuleInotifyIsdir        = "inotify: IN_ISDIR on events of directories"
+	RuleRename              = "fsnotify_move: FS_MOVED_FROM, FS_MOVED_TO, FS_MOVE_SELF"
+	RuleRenameOverwrite     = "vfs_rename: an overwritten target gets FS_ATTRIB and FS_DELETE_SELF"
+	RuleDirent              = "fsnotify_name: a dirent event on the directory with the entry's name"
+	RuleDeleteSelf          = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -47,7 +51,8 @@ var Rules = []string{
 	RuleReported, RuleErrEvictableType, RuleErrIgnoreNotDir, RuleErrIgnoreNeedsSurv,
 	RuleIgnoreOpenForWrite, RuleErrExist, RuleErrFidOnly, RuleErrNoMark, RuleMarkDestroyed,
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
-	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir,
+	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
+	RuleDirent, RuleDeleteSelf,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -135,6 +140,8 @@ const (
 	FaultInotifyOneshotStays    = "inotify_oneshot_stays"
 	FaultInotifyParentOnly      = "inotify_child_event_to_parent_only"
 	FaultRemoveKeepsEmptyMark   = "remove_keeps_empty_mark"
+	FaultRenameStaleParent      = "rename_keeps_old_parent"
+	FaultRenameNoMoveSelf       = "rename_without_move_self"
 )
 
 // Fault describes one model fault.
@@ -162,6 +169,8 @@ var Faults = []Fault{
 	{FaultInotifyOneshotStays, "inotify watches", "an IN_ONESHOT watch survives its first event"},
 	{FaultInotifyParentOnly, "parent-watched delivery", "with the parent and the child watched by one inotify instance, only the parent gets the event"},
 	{FaultRemoveKeepsEmptyMark, "mark API errno", "a mark whose masks become empty stays (no ENOENT on the next removal)"},
+	{FaultRenameStaleParent, "parent-watched delivery", "after a rename, a child's events still go to its old parent's marks (a stale parent-watched flag)"},
+	{FaultRenameNoMoveSelf, "renames", "a rename does not report FS_MOVE_SELF on the moved inode"},
 }
 
 // FaultNames returns the fault names, in list order.

@@ -3,6 +3,7 @@ package model
 import (
 	"path"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +40,8 @@ type World struct {
 	marks  []*Mark
 	nextWd map[int]int32
 	empty  map[string]bool // files with no data (read(2) returns 0: no FS_ACCESS)
+	// staleParent: with FaultRenameStaleParent, a renamed object's old parent.
+	staleParent map[string]string
 }
 
 // NewWorld returns a model of a tree (object -> is a directory) and groups.
@@ -49,7 +52,7 @@ func NewWorld(k Kernel, tree map[string]bool, kinds []GroupKind) *World {
 	for n, d := range tree {
 		nodes[n] = d
 	}
-	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}}
+	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}}
 }
 
 // IsDir reports whether obj is a directory of the tree.
@@ -281,10 +284,8 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 			{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true},
 			{Ev: unix.FAN_DELETE, Obj: parent, Name: name, NoPath: true}}
 	case "rmdir":
-		for n := range w.nodes {
-			if parentOf(n) == obj {
-				return unix.ENOTEMPTY, nil
-			}
+		if w.hasChildren(obj) {
+			return unix.ENOTEMPTY, nil
 		}
 		return 0, []Hook{{Ev: unix.FAN_DELETE_SELF, Obj: obj, IsDir: true, InodeOnly: true},
 			{Ev: unix.FAN_DELETE, Obj: parent, IsDir: true, Name: name, NoPath: true}}
@@ -318,8 +319,12 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 	errno, hs := w.hooks(op, obj)
 	var out []Event
 	for _, h := range hs {
+		if h.Name != "" {
+			w.K.hit(RuleDirent)
+		}
 		out = append(out, w.deliver(h)...)
 		if h.Ev == unix.FAN_DELETE_SELF {
+			w.K.hit(RuleDeleteSelf)
 			// fsnotify_inoderemove -> fsnotify_clear_marks_by_inode.
 			out = append(out, w.clearMarks(h.Obj)...)
 		}
@@ -338,6 +343,113 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 		delete(w.empty, obj)
 	}
 	return errno, out
+}
+
+// Rename runs rename(from, to) of the actor through the model
+// (fs/namei.c do_renameat2, vfs_rename; fsnotify_move): its errno, and every
+// group's events. The errno checks, in the kernel's order: a missing
+// source or target directory ENOENT; a source that is an ancestor of the
+// target EINVAL; over an existing name, a directory over a non-directory
+// ENOTDIR, a non-directory over a directory EISDIR (may_delete), a
+// directory over a non-empty one ENOTEMPTY. The same name is a no-op.
+//
+// The hooks (fsnotify_move): FS_MOVED_FROM on the old directory and
+// FS_MOVED_TO on the new one, with the names (no path: no mount mark);
+// the link count FS_ATTRIB of an overwritten target (fsnotify_link_count);
+// FS_MOVE_SELF on the moved inode (fsnotify_inode). FS_ISDIR for a
+// directory. An overwritten target loses its last link: at the final dput
+// dentry_unlink_inode -> fsnotify_inoderemove, FS_DELETE_SELF and its
+// marks go. The moved object's marks go with it (they are on the inode),
+// and its parent is the new directory from then on (__d_move updates the
+// dentry's parent-watched flag: fsnotify_update_flags).
+func (w *World) Rename(from, to string) (unix.Errno, []Event) {
+	k := w.K
+	isDir, ok := w.nodes[from]
+	if !ok || from == "." {
+		return unix.ENOENT, nil
+	}
+	if _, ok := w.nodes[parentOf(to)]; !ok {
+		return unix.ENOENT, nil
+	}
+	if from == to {
+		return 0, nil
+	}
+	if strings.HasPrefix(to, from+"/") {
+		return unix.EINVAL, nil
+	}
+	tDir, target := w.nodes[to]
+	if target {
+		switch {
+		case isDir && !tDir:
+			return unix.ENOTDIR, nil
+		case !isDir && tDir:
+			return unix.EISDIR, nil
+		case tDir && w.hasChildren(to):
+			return unix.ENOTEMPTY, nil
+		}
+	}
+	k.hit(RuleRename)
+	hooks := []Hook{
+		{Ev: unix.FAN_MOVED_FROM, Obj: parentOf(from), IsDir: isDir, Name: path.Base(from), NoPath: true},
+		{Ev: unix.FAN_MOVED_TO, Obj: parentOf(to), IsDir: isDir, Name: path.Base(to), NoPath: true},
+	}
+	var out []Event
+	for _, h := range hooks {
+		out = append(out, w.deliver(h)...)
+	}
+	if target {
+		out = append(out, w.deliver(Hook{Ev: unix.FAN_ATTRIB, Obj: to, IsDir: tDir, InodeOnly: true})...)
+	}
+	if !k.faulty(FaultRenameNoMoveSelf) {
+		out = append(out, w.deliver(Hook{Ev: unix.FAN_MOVE_SELF, Obj: from, IsDir: isDir, InodeOnly: true})...)
+	}
+	if target {
+		k.hit(RuleRenameOverwrite)
+		out = append(out, w.deliver(Hook{Ev: unix.FAN_DELETE_SELF, Obj: to, IsDir: tDir, InodeOnly: true})...)
+		out = append(out, w.clearMarks(to)...)
+		delete(w.nodes, to)
+		delete(w.empty, to)
+	}
+	// The object (and anything under it) takes its new name.
+	rename := func(n string) (string, bool) {
+		if n == from {
+			return to, true
+		}
+		if rest, ok := strings.CutPrefix(n, from+"/"); ok {
+			return to + "/" + rest, true
+		}
+		return n, false
+	}
+	nodes, empty := map[string]bool{}, map[string]bool{}
+	for n, d := range w.nodes {
+		nn, _ := rename(n)
+		nodes[nn] = d
+	}
+	for n := range w.empty {
+		nn, _ := rename(n)
+		empty[nn] = true
+	}
+	w.nodes, w.empty = nodes, empty
+	for i, m := range w.marks {
+		if nn, ok := rename(m.Obj); ok && m.Loc == LocSelf {
+			cp := *m
+			cp.Obj = nn
+			w.marks[i] = &cp
+		}
+	}
+	if k.faulty(FaultRenameStaleParent) {
+		w.staleParent[to] = parentOf(from)
+	}
+	return 0, out
+}
+
+func (w *World) hasChildren(dir string) bool {
+	for n := range w.nodes {
+		if parentOf(n) == dir && n != "." {
+			return true
+		}
+	}
+	return false
 }
 
 // clearMarks destroys every mark on obj; an inotify watch reports IN_IGNORED
@@ -361,6 +473,9 @@ func (w *World) clearMarks(obj string) []Event {
 func (w *World) deliver(h Hook) []Event {
 	k := w.K
 	parent := parentOf(h.Obj)
+	if p, ok := w.staleParent[h.Obj]; ok {
+		parent = p // FaultRenameStaleParent
+	}
 	role := func(m *Mark) (Loc, bool) {
 		switch {
 		case m.Loc == LocMount:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -88,7 +89,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		if k.Inotify {
 			g.in, err = inotify.Init(unix.IN_NONBLOCK)
 		} else {
-			g.fan, err = fanotify.Init(k.Init|unix.FAN_NONBLOCK, unix.O_RDONLY)
+			g.fan, err = initGroup(k.Init | unix.FAN_NONBLOCK)
 		}
 		if err != nil {
 			return nil, err
@@ -110,12 +111,12 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 	path := func(obj string) string { return filepath.Join(dir, obj) }
 	out := make([]Obs, len(s.Steps))
 	for i, st := range s.Steps {
-		if st.Op == "unlink" || st.Op == "rmdir" {
+		if gone := removes(st); gone != "" {
 			// The pin goes first: with the dentry held elsewhere, d_delete
 			// would leave the inode (and FS_DELETE_SELF) for the last dput.
-			if fd, ok := pins[st.Obj]; ok {
+			if fd, ok := pins[gone]; ok {
 				unix.Close(fd)
-				delete(pins, st.Obj)
+				delete(pins, gone)
 			}
 		}
 		res, err := r.step(st, gs, path)
@@ -136,8 +137,64 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 			evs = append(evs, got...)
 		}
 		out[i] = observe(kinds, res, evs)
+		if st.Op == "rename" && res == "" {
+			renamed(st.Obj, st.To, pins, handles, gs)
+		}
 	}
 	return out, nil
+}
+
+// removes returns the name whose inode a step may remove: the object of
+// unlink and rmdir, the target of a rename.
+func removes(st Step) string {
+	switch st.Op {
+	case "unlink", "rmdir":
+		return st.Obj
+	case "rename":
+		return st.To
+	}
+	return ""
+}
+
+// renamed moves the run's names after a rename (after the step's events
+// were named: they are the old names, as in the model).
+func renamed(from, to string, pins map[string]int, handles map[string]string, gs []*group) {
+	move := func(n string) string {
+		if n == from {
+			return to
+		}
+		if rest, ok := strings.CutPrefix(n, from+"/"); ok {
+			return to + "/" + rest
+		}
+		return n
+	}
+	np := map[string]int{}
+	for n, fd := range pins {
+		np[move(n)] = fd
+	}
+	clear(pins)
+	for n, fd := range np {
+		pins[n] = fd
+	}
+	for h, n := range handles {
+		handles[h] = move(n)
+	}
+	for _, g := range gs {
+		if g.in == nil {
+			continue
+		}
+		nw := map[string]int32{}
+		for n, wd := range g.wds {
+			if n == to { // the overwritten target's watch is gone
+				continue
+			}
+			nw[move(n)] = wd
+		}
+		g.wds = nw
+		for wd, n := range g.objs {
+			g.objs[wd] = move(n)
+		}
+	}
 }
 
 // pin holds an O_PATH descriptor on obj for the length of the run (until
@@ -187,7 +244,12 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 	case "":
 		return "", fmt.Errorf("empty step")
 	}
-	err := r.act(st.Op, p, isDirName[st.Obj])
+	var err error
+	if st.Op == "rename" {
+		err = r.a.Rename(p, path(st.To))
+	} else {
+		err = r.act(st.Op, p, isDirName[st.Obj])
+	}
 	e, err := errnoOf(err)
 	if err != nil || e == 0 {
 		return "", err
@@ -286,4 +348,22 @@ func relObj(dir, p string) string {
 		return rel
 	}
 	return p
+}
+
+// initGroup opens a fanotify group. EMFILE means the user's groups are at
+// fs.fanotify.max_user_groups: groups this run closed are still being
+// destroyed (an SRCU grace period each), or other suites on the machine
+// hold many; it waits for them up to 5s before giving up.
+func initGroup(flags uint) (*fanotify.Group, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g, err := fanotify.Init(flags, unix.O_RDONLY)
+		if !errors.Is(err, unix.EMFILE) || time.Now().After(deadline) {
+			if errors.Is(err, unix.EMFILE) {
+				err = fmt.Errorf("%w (fs.fanotify.max_user_groups reached for 5s)", err)
+			}
+			return g, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -26,7 +26,7 @@ import (
 // Defaults of the CI run: a fixed seed range per filesystem.
 const (
 	defaultSeed = 1
-	defaultN    = 1000
+	defaultN    = 800
 )
 
 // opts are the explorer's own flags.

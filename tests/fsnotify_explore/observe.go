@@ -87,6 +87,12 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 			var e unix.Errno
 			e, evs = w.InRm(st.Group, st.Obj)
 			res = errnoText(e)
+		case "rename":
+			var e unix.Errno
+			e, evs = w.Rename(st.Obj, st.To)
+			if e != 0 {
+				res = errnoText(e)
+			}
 		default:
 			var e unix.Errno
 			e, evs = w.Act(st.Op, st.Obj)

@@ -165,4 +165,21 @@ var regressions = []regression{
 			{Op: "mark", Group: 0, Flags: 0x22, Mask: 0x20, Obj: "f"}, // g0 fanotify_mark(FAN_MARK_REMOVE|FAN_MARK_IGNORED_MASK, FAN_OPEN, f)
 			{Op: "mark", Group: 0, Flags: 0x22, Mask: 0x20, Obj: "f"}, // g0 fanotify_mark(FAN_MARK_REMOVE|FAN_MARK_IGNORED_MASK, FAN_OPEN, f)
 		}}},
+	{
+		Name:    "witness_rename_keeps_old_parent",
+		Doc:     "a file renamed (over another) from an unwatched directory into a watched one reports to its new parent (__d_move: fsnotify_update_flags; inotify(7))",
+		Witness: model.FaultRenameStaleParent,
+		Scenario: Scenario{Seed: 424, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x20, Obj: "."},            // g0 inotify_add_watch(., IN_OPEN)
+			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h", To: "g"}, // actor rename s/h -> g
+			{Op: "write", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"},             // actor write g
+		}}},
+	{
+		Name:    "witness_rename_without_move_self",
+		Doc:     "a renamed file's own watch reports IN_MOVE_SELF (fsnotify_move; inotify(7))",
+		Witness: model.FaultRenameNoMoveSelf,
+		Scenario: Scenario{Seed: 194, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x800, Obj: "s/h"},           // g0 inotify_add_watch(s/h, IN_MOVE_SELF)
+			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h", To: "s/n"}, // actor rename s/h -> s/n
+		}}},
 }

@@ -49,6 +49,7 @@ type Step struct {
 	Flags uint   `json:",omitempty"` // fanotify_mark(2) flags
 	Mask  uint32 `json:",omitempty"` // fanotify mask, or inotify mask with IN_MASK_ADD / IN_ONESHOT
 	Obj   string `json:",omitempty"` // tree object ("" for mount and filesystem marks)
+	To    string `json:",omitempty"` // rename: the new name
 }
 
 // Scenario is one generated (or shrunk) script.
@@ -82,6 +83,9 @@ func (st Step) String() string {
 	case "rmwatch":
 		return fmt.Sprintf("g%d inotify_rm_watch(wd of %s)", st.Group, st.Obj)
 	}
+	if st.Op == "rename" {
+		return fmt.Sprintf("actor rename %s -> %s", st.Obj, st.To)
+	}
 	return fmt.Sprintf("actor %s %s", st.Op, st.Obj)
 }
 
@@ -102,7 +106,11 @@ func (s *Scenario) Row(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{\n\tName: %q,\n\tDoc: \"TODO: what it shows, with its source\",\n\tScenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
 	for _, st := range s.Steps {
-		fmt.Fprintf(&b, "\t{Op: %q, Group: %d, Flags: %#x, Mask: %#x, Obj: %q}, // %s\n", st.Op, st.Group, st.Flags, st.Mask, st.Obj, st)
+		to := ""
+		if st.To != "" {
+			to = fmt.Sprintf(", To: %q", st.To)
+		}
+		fmt.Fprintf(&b, "\t{Op: %q, Group: %d, Flags: %#x, Mask: %#x, Obj: %q%s}, // %s\n", st.Op, st.Group, st.Flags, st.Mask, st.Obj, to, st)
 	}
 	b.WriteString("}}},")
 	return b.String()
@@ -116,12 +124,12 @@ type Generator struct {
 
 var (
 	// Inode events, which only FID groups may mark (FAN_ATTRIB, dirent and self events).
-	fidEvents = []uint32{unix.FAN_ATTRIB, unix.FAN_CREATE, unix.FAN_DELETE, unix.FAN_DELETE_SELF}
+	fidEvents = []uint32{unix.FAN_ATTRIB, unix.FAN_CREATE, unix.FAN_DELETE, unix.FAN_DELETE_SELF, unix.FAN_MOVE_SELF, unix.FAN_MOVED_FROM, unix.FAN_MOVED_TO}
 	// OPEN is drawn most: every operation opens, so marks and ignore masks
 	// drawn from it meet each other and the actions most often.
 	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
 	inEvents  = []uint32{unix.IN_OPEN, unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB,
-		unix.IN_CREATE, unix.IN_DELETE, unix.IN_DELETE_SELF}
+		unix.IN_CREATE, unix.IN_DELETE, unix.IN_DELETE_SELF, unix.IN_MOVE_SELF, unix.IN_MOVED_FROM, unix.IN_MOVED_TO}
 	// markObjects weighs the directories (parents of the others) up.
 	markObjects = []string{".", ".", "s", "s", "f", "s/h", "g"}
 )
@@ -229,7 +237,19 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 			st = Step{Op: "create", Obj: pick(r, absentFiles)}
 		case x < 3 && len(absentDirs) > 0:
 			st = Step{Op: "mkdir", Obj: pick(r, absentDirs)}
-		case x < 6 && !isDirName[obj]:
+		case x < 5 && obj != ".":
+			// Renames keep to one kind (file names to file names, directory
+			// names to directory names), moving across directories too.
+			st.Op = "rename"
+			if isDirName[obj] {
+				st.To = pick(r, []string{"e", "s/e", "s"})
+			} else {
+				st.To = pick(r, []string{"f", "g", "n", "s/h", "s/n"})
+			}
+			if st.To == obj || strings.HasPrefix(st.To, obj+"/") {
+				st = Step{Op: "opendir", Obj: "."}
+			}
+		case x < 7 && !isDirName[obj]:
 			st.Op = "unlink"
 		case obj != "." && isDirName[obj]:
 			st.Op = "rmdir"
@@ -251,6 +271,11 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 		exists[st.Obj] = ok
 	case "unlink":
 		delete(exists, st.Obj)
+	case "rename":
+		if exists[st.Obj] && exists[parentName(st.To)] {
+			delete(exists, st.Obj)
+			exists[st.To] = true
+		}
 	case "rmdir":
 		empty := true
 		for n := range exists {
@@ -292,7 +317,7 @@ func genMark(r *rand.Rand, g int, fid bool, prev []Step) Step {
 	if (fid && r.Intn(5) < 2) || r.Intn(15) == 0 {
 		st.Mask |= pick(r, fidEvents)
 		if isDirName[st.Obj] || st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
-			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE
+			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_MOVE
 		}
 	}
 	switch x := r.Intn(20); {
@@ -351,8 +376,17 @@ func genWatch(r *rand.Rand, g int, prev []Step) Step {
 		}
 		return st
 	}
-	if p, ok := earlier(r, prev, "watch", "mark"); ok && p.Obj != "" && r.Intn(3) == 0 {
-		st.Obj = p.Obj
+	if p, ok := earlier(r, prev, "watch", "mark"); ok && p.Obj != "" {
+		switch r.Intn(6) {
+		case 0, 1:
+			st.Obj = p.Obj
+		case 2: // the parent or a child of a watched object: both see its events
+			if kids := children[p.Obj]; len(kids) > 0 {
+				st.Obj = pick(r, kids)
+			} else {
+				st.Obj = parentName(p.Obj)
+			}
+		}
 	}
 	st.Mask = pick(r, inEvents)
 	if r.Intn(3) == 0 {
