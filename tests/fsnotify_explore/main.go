@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -141,12 +143,17 @@ func runExplore(t *harness.T) {
 	}
 	start := time.Now()
 	ran, steps := 0, 0
+	lacking := map[string]int{}
 	for i := 0; i < opts.n; i++ {
 		if opts.duration > 0 && time.Since(start) > opts.duration {
 			t.Notef("-duration %v reached: seeds %d..%d not run", opts.duration, opts.seed+int64(i), opts.seed+int64(opts.n)-1)
 			break
 		}
 		s := gen.Scenario(opts.seed + int64(i))
+		if why := unsupported(t, s); why != "" {
+			lacking[why]++
+			continue
+		}
 		got, err := r.run(s)
 		if err != nil {
 			t.Fatalf("seed %d: %v", s.Seed, err)
@@ -161,6 +168,9 @@ func runExplore(t *harness.T) {
 			reportMismatch(t, r, s, d, want, got)
 			break
 		}
+	}
+	for why, n := range lacking {
+		t.Notef("%d scenarios not run: %s", n, why)
 	}
 	el := time.Since(start)
 	rules, paths := cov.Counts()
@@ -229,6 +239,9 @@ func runRegression(t *harness.T, rg regression) {
 	}
 	r := &runner{base: t.Dir(), root: t.FS().Root, a: t.Actor()}
 	s := rg.Scenario
+	if why := unsupported(t, &s); why != "" {
+		t.Skip(why)
+	}
 	got, err := r.run(&s)
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +261,37 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// markFeatures are the mark flags a kernel may lack, with their features.
+var markFeatures = []struct {
+	flag uint
+	f    *feature.Feature
+}{
+	{unix.FAN_MARK_FILESYSTEM &^ unix.FAN_MARK_MOUNT, feature.MarkFilesystem},
+	{unix.FAN_MARK_EVICTABLE, feature.MarkEvictable},
+	{unix.FAN_MARK_IGNORE, feature.MarkIgnore},
+}
+
+// unsupported returns why a scenario cannot run on this kernel (a mark flag
+// it lacks: the feature and the errno), or "". A feature missing on a
+// kernel at or above the release that merged it fails the case.
+func unsupported(t *harness.T, s *Scenario) string {
+	for _, st := range s.Steps {
+		if st.Op != "mark" {
+			continue
+		}
+		for _, mf := range markFeatures {
+			if st.Flags&mf.flag == 0 {
+				continue
+			}
+			if err := mf.f.Check(); err != nil {
+				if !feature.IsSkip(err) {
+					t.Fatalf("%v", err)
+				}
+				return err.Error()
+			}
+		}
+	}
+	return ""
 }

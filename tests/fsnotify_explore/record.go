@@ -117,7 +117,7 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 	diffs, lacking := 0, 0
 	for _, rc := range fr.Scenarios {
 		s := rc.Scenario
-		if slices.ContainsFunc(s.Groups, func(g string) bool { return !contains(kinds, g) }) {
+		if slices.ContainsFunc(s.Groups, func(g string) bool { return !contains(kinds, g) }) || unsupported(t, &s) != "" {
 			lacking++
 			continue
 		}
@@ -136,6 +136,6 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 		t.Logf("  %s: %s", rf.Kernel, obsAt(rc.Obs, d))
 		t.Logf("  %s: %s", feature.KernelRelease(), obsAt(got, d))
 	}
-	t.Notef("against %s (%s): %d scenarios, %d differ; %d not replayed for lack of group kinds %s here",
+	t.Notef("against %s (%s): %d scenarios, %d differ; %d not replayed for lack of a feature here (group kinds missing: %s)",
 		opts.against, rf.Kernel, len(fr.Scenarios), diffs, lacking, fmt.Sprint(missing))
 }
