@@ -41,6 +41,7 @@ const (
 	RuleRenameOverwrite     = "vfs_rename: an overwritten target gets FS_ATTRIB and FS_DELETE_SELF"
 	RuleDirent              = "fsnotify_name: a dirent event on the directory with the entry's name"
 	RuleDeleteSelf          = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
+	RuleErrPermNotif        = "do_fanotify_mark: permission events in a FAN_CLASS_NOTIF group are EINVAL"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -52,7 +53,7 @@ var Rules = []string{
 	RuleIgnoreOpenForWrite, RuleErrExist, RuleErrFidOnly, RuleErrNoMark, RuleMarkDestroyed,
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
-	RuleDirent, RuleDeleteSelf,
+	RuleDirent, RuleDeleteSelf, RuleErrPermNotif,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -142,6 +143,7 @@ const (
 	FaultRemoveKeepsEmptyMark   = "remove_keeps_empty_mark"
 	FaultRenameStaleParent      = "rename_keeps_old_parent"
 	FaultRenameNoMoveSelf       = "rename_without_move_self"
+	FaultPermSkipsParent        = "perm_events_skip_parent"
 )
 
 // Fault describes one model fault.
@@ -171,6 +173,7 @@ var Faults = []Fault{
 	{FaultRemoveKeepsEmptyMark, "mark API errno", "a mark whose masks become empty stays (no ENOENT on the next removal)"},
 	{FaultRenameStaleParent, "parent-watched delivery", "after a rename, a child's events still go to its old parent's marks (a stale parent-watched flag)"},
 	{FaultRenameNoMoveSelf, "renames", "a rename does not report FS_MOVE_SELF on the moved inode"},
+	{FaultPermSkipsParent, "permission events", "FAN_OPEN_PERM/FAN_ACCESS_PERM of a child never reach its parent's FAN_EVENT_ON_CHILD mark (\"FAN_OPEN_PERM remains unvalidated\", seed 004)"},
 }
 
 // FaultNames returns the fault names, in list order.

@@ -359,6 +359,9 @@ func (k Kernel) route(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32) (m
 	// mask) and is interested in this event ("parent_interested").
 	pMask := obj[LocParent]
 	parentVisited := pMask&fsOnChild != 0 && ev&pMask&possOnChild != 0
+	if k.faulty(FaultPermSkipsParent) && ev&(unix.FAN_OPEN_PERM|unix.FAN_ACCESS_PERM) != 0 {
+		parentVisited = false
+	}
 	if parentVisited {
 		k.hit(RuleParentVisited)
 	} else if pMask != 0 {

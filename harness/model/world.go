@@ -15,6 +15,7 @@ type GroupKind struct {
 	Inotify bool
 	Init    uint // fanotify_init(2) flags (class and FAN_REPORT_*)
 	FID     bool // reports FID records (FAN_REPORT_FID)
+	Perm    bool // FAN_CLASS_CONTENT or FAN_CLASS_PRE_CONTENT: may mark permission events
 }
 
 // Event is one group's report of one event, as the model predicts it and as
@@ -76,8 +77,12 @@ func (w *World) find(g int, loc Loc, obj string) (int, *Mark) {
 
 func (w *World) drop(i int) { w.marks = append(w.marks[:i:i], w.marks[i+1:]...) }
 
-// fdEvents is FANOTIFY_FD_EVENTS | FANOTIFY_EVENT_FLAGS: what a group
-// reporting fds may mark, and what a mount mark may carry.
+// permEvents is FANOTIFY_PERM_EVENTS (without the pre-content event).
+// What a group reporting fds may mark, and what a mount mark may carry, is
+// fdEvents.
+const permEvents = unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM
+
+// fdEvents is FANOTIFY_FD_EVENTS | FANOTIFY_EVENT_FLAGS.
 const fdEvents = unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_OPEN |
 	unix.FAN_OPEN_EXEC | unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM | fsEventFlags
 
@@ -98,6 +103,12 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 	// events are not supported on a mount mark" (EINVAL; fanotify_mark(2)).
 	if mask&^fdEvents != 0 && (!w.kinds[g].FID || loc == LocMount) && !k.faulty(FaultFidOnlyEventsOnFd) {
 		k.hit(RuleErrFidOnly)
+		return unix.EINVAL
+	}
+	// do_fanotify_mark: permission events need a group of a content class
+	// ("group->priority == FS_PRIO_0": EINVAL; fanotify_mark(2)).
+	if mask&permEvents != 0 && !w.kinds[g].Perm {
+		k.hit(RuleErrPermNotif)
 		return unix.EINVAL
 	}
 	if _, ok := w.nodes[obj]; loc == LocSelf && !ok {
@@ -236,16 +247,19 @@ var Ops = map[string]string{
 
 // hooks returns the errno of an operation of the actor on obj and the
 // fsnotify hooks it calls, in order (include/linux/fsnotify.h, fs/namei.c):
-//   - read: open(O_RDONLY) fsnotify_open FS_OPEN; read(2) fsnotify_access
-//     FS_ACCESS (not from a file with no data: vfs_read notifies only when
-//     it read something); close fsnotify_close FS_CLOSE_NOWRITE.
-//   - write: open(O_WRONLY) FS_OPEN; write(2) fsnotify_modify FS_MODIFY;
-//     close FS_CLOSE_WRITE.
-//   - opendir: open(O_RDONLY|O_DIRECTORY) FS_OPEN; close FS_CLOSE_NOWRITE.
+//   - read: open(O_RDONLY) fsnotify_open_perm FS_OPEN_PERM (do_dentry_open)
+//     and fsnotify_open FS_OPEN; read(2) rw_verify_area ->
+//     fsnotify_file_area_perm FS_ACCESS_PERM (MAY_READ only), then
+//     fsnotify_access FS_ACCESS (not from a file with no data: vfs_read
+//     notifies only when it read something); close FS_CLOSE_NOWRITE.
+//   - write: open(O_WRONLY) FS_OPEN_PERM, FS_OPEN; write(2) fsnotify_modify
+//     FS_MODIFY (no FS_ACCESS_PERM for a write); close FS_CLOSE_WRITE.
+//   - opendir: open(O_RDONLY|O_DIRECTORY) FS_OPEN_PERM, FS_OPEN; close
+//     FS_CLOSE_NOWRITE.
 //   - chmod: notify_change -> fsnotify_change FS_ATTRIB (fsnotify_dentry:
 //     parent notified, no path).
 //   - create: open(O_CREAT|O_EXCL|O_WRONLY) fsnotify_create FS_CREATE on the
-//     directory with the name, FS_OPEN; close FS_CLOSE_WRITE.
+//     directory with the name, FS_OPEN_PERM, FS_OPEN; close FS_CLOSE_WRITE.
 //   - mkdir: fsnotify_mkdir FS_CREATE|FS_ISDIR on the directory.
 //   - unlink: vfs_unlink fsnotify_link_count FS_ATTRIB on the inode, then
 //     d_delete_notify: d_delete -> dentry_unlink_inode ->
@@ -273,7 +287,7 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 			return 0, []Hook{{Ev: unix.FAN_CREATE, Obj: parent, IsDir: true, Name: name, NoPath: true}}
 		}
 		return 0, []Hook{{Ev: unix.FAN_CREATE, Obj: parent, Name: name, NoPath: true},
-			{Ev: unix.FAN_OPEN, Obj: obj}, {Ev: unix.FAN_CLOSE_WRITE, Obj: obj}}
+			{Ev: unix.FAN_OPEN_PERM, Obj: obj}, {Ev: unix.FAN_OPEN, Obj: obj}, {Ev: unix.FAN_CLOSE_WRITE, Obj: obj}}
 	}
 	if !exists {
 		return unix.ENOENT, nil
@@ -293,15 +307,15 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 	var evs []uint32
 	switch op {
 	case "read":
-		evs = []uint32{unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_CLOSE_NOWRITE}
+		evs = []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_ACCESS_PERM, unix.FAN_ACCESS, unix.FAN_CLOSE_NOWRITE}
 		if w.empty[obj] {
 			// vfs_read: fsnotify_access only "if (ret > 0)".
-			evs = []uint32{unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE}
+			evs = []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_ACCESS_PERM, unix.FAN_CLOSE_NOWRITE}
 		}
 	case "write":
-		evs = []uint32{unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE}
+		evs = []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE}
 	case "opendir":
-		evs = []uint32{unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE}
+		evs = []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_CLOSE_NOWRITE}
 	case "chmod":
 		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, IsDir: isDir, NoPath: true}}
 	}

@@ -44,6 +44,58 @@ type group struct {
 	in   *inotify.Instance
 	wds  map[string]int32 // inotify: the wd the kernel gave each object
 	objs map[int32]string // inotify: every wd ever given -> object
+	// answered: the events a responder read during the step (permission
+	// events it allowed, and any other event it read with them).
+	answered []fanotify.Event
+}
+
+// responder reads a content group while the actor acts, answering every
+// permission event with FAN_ALLOW.
+type responder struct {
+	g    *group
+	stop chan struct{}
+	done chan struct{}
+	err  error
+}
+
+func respond(g *group) *responder {
+	rp := &responder{g: g, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(rp.done)
+		for {
+			select {
+			case <-rp.stop:
+				return
+			default:
+			}
+			evs, err := g.fan.Read(time.Now().Add(2 * time.Millisecond))
+			if errors.Is(err, fanotify.ErrTimeout) || errors.Is(err, unix.EAGAIN) {
+				continue
+			}
+			for _, e := range evs {
+				if e.IsPermission() {
+					if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
+						err = rerr
+					}
+					g.fan.ReleaseFd(e.Fd)
+				}
+				g.answered = append(g.answered, e)
+			}
+			if err != nil {
+				rp.err = err
+				return
+			}
+		}
+	}()
+	return rp
+}
+
+// finish stops the responder once the actor's call returned (so every
+// permission event of the step was answered) and waits for it.
+func (rp *responder) finish() error {
+	close(rp.stop)
+	<-rp.done
+	return rp.err
 }
 
 // run executes s and returns the kernel's observations, step by step.
@@ -119,7 +171,23 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 				delete(pins, gone)
 			}
 		}
+		// Content groups may get permission events, which block the actor
+		// until answered: while it acts, a responder per such group allows
+		// each one and keeps every event it read.
+		var rs []*responder
+		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" {
+			for gi, g := range gs {
+				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
+					rs = append(rs, respond(g))
+				}
+			}
+		}
 		res, err := r.step(st, gs, path)
+		for _, rp := range rs {
+			if rerr := rp.finish(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("step %d (%s): %w", i+1, st, err)
 		}
@@ -320,6 +388,8 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 		return out, err
 	}
 	evs, err := g.fan.Drain()
+	evs = append(g.answered, evs...)
+	g.answered = nil
 	for _, e := range evs {
 		obj := "?"
 		switch {
@@ -366,4 +436,17 @@ func initGroup(flags uint) (*fanotify.Group, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// askedPerm reports whether an earlier step asked for a permission event in
+// group g's marks (only then can one arrive; whether the call succeeded is
+// the kernel's business).
+func askedPerm(steps []Step, g int) bool {
+	for _, st := range steps {
+		if st.Op == "mark" && st.Group == g && st.Flags&unix.FAN_MARK_ADD != 0 &&
+			st.Mask&(unix.FAN_OPEN_PERM|unix.FAN_ACCESS_PERM|unix.FAN_OPEN_EXEC_PERM) != 0 {
+			return true
+		}
+	}
+	return false
 }

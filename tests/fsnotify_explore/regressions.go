@@ -182,4 +182,12 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x800, Obj: "s/h"},           // g0 inotify_add_watch(s/h, IN_MOVE_SELF)
 			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h", To: "s/n"}, // actor rename s/h -> s/n
 		}}},
+	{
+		Name:    "witness_perm_events_skip_parent",
+		Doc:     "a directory's FAN_ACCESS_PERM|FAN_EVENT_ON_CHILD mark gets its child's read as a permission event (fanotify_mark(2) FAN_EVENT_ON_CHILD; FS_EVENTS_POSS_ON_CHILD)",
+		Witness: model.FaultPermSkipsParent,
+		Scenario: Scenario{Seed: 481, Groups: []string{"content"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x1, Mask: 0x8020000, Obj: "s"}, // g0 fanotify_mark(FAN_MARK_ADD, FAN_ACCESS_PERM|FAN_EVENT_ON_CHILD, s)
+			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h"},     // actor read s/h
+		}}},
 }

@@ -32,7 +32,7 @@ var (
 // The group kinds a scenario draws from.
 var (
 	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
-	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT}
+	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT, Perm: true}
 	kindFID     = model.GroupKind{Name: "fid", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, FID: true}
 	kindInotify = model.GroupKind{Name: "inotify", Inotify: true}
 )
@@ -178,7 +178,7 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			if s.Groups[g] == "inotify" {
 				s.Steps = append(s.Steps, genWatch(r, g, s.Steps))
 			} else {
-				s.Steps = append(s.Steps, genMark(r, g, s.Groups[g] == "fid", s.Steps))
+				s.Steps = append(s.Steps, genMark(r, g, s.Groups[g], s.Steps))
 			}
 			continue
 		}
@@ -228,6 +228,9 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 		if kids := children[obj]; len(kids) > 0 && r.Intn(2) == 0 { // a child of a marked directory
 			obj = pick(r, kids)
 		}
+	}
+	if n := len(prev); n > 0 && prev[n-1].Op == "rename" && exists[prev[n-1].To] && r.Intn(5) < 3 {
+		obj = prev[n-1].To // act on what was just moved: its new parent must see it
 	}
 	st := Step{Obj: obj}
 	if r.Intn(3) == 0 {
@@ -297,7 +300,8 @@ func parentName(n string) string {
 	return "."
 }
 
-func genMark(r *rand.Rand, g int, fid bool, prev []Step) Step {
+func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
+	fid := kind == "fid"
 	if r.Intn(5) == 0 {
 		return genRemove(r, g, prev)
 	}
@@ -313,6 +317,10 @@ func genMark(r *rand.Rand, g int, fid bool, prev []Step) Step {
 	st.Mask = pick(r, fanEvents)
 	if r.Intn(3) == 0 {
 		st.Mask |= pick(r, fanEvents)
+	}
+	if (kind == "content" && r.Intn(5) < 2) || r.Intn(20) == 0 {
+		// Permission events (a content group answers them: the runner allows).
+		st.Mask |= pick(r, []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN_PERM, unix.FAN_ACCESS_PERM})
 	}
 	if (fid && r.Intn(5) < 2) || r.Intn(15) == 0 {
 		st.Mask |= pick(r, fidEvents)
