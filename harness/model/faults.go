@@ -42,6 +42,7 @@ const (
 	RuleDirent              = "fsnotify_name: a dirent event on the directory with the entry's name"
 	RuleDeleteSelf          = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
 	RuleErrPermNotif        = "do_fanotify_mark: permission events in a FAN_CLASS_NOTIF group are EINVAL"
+	RuleDFIDNoDir           = "fanotify_group_event_mask: a DIR_FID group without a directory to report gets no event"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -53,7 +54,7 @@ var Rules = []string{
 	RuleIgnoreOpenForWrite, RuleErrExist, RuleErrFidOnly, RuleErrNoMark, RuleMarkDestroyed,
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
-	RuleDirent, RuleDeleteSelf, RuleErrPermNotif,
+	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -144,6 +145,7 @@ const (
 	FaultRenameStaleParent      = "rename_keeps_old_parent"
 	FaultRenameNoMoveSelf       = "rename_without_move_self"
 	FaultPermSkipsParent        = "perm_events_skip_parent"
+	FaultDFIDFileSelfEvents     = "dfid_name_reports_file_self_events"
 )
 
 // Fault describes one model fault.
@@ -174,6 +176,7 @@ var Faults = []Fault{
 	{FaultRenameStaleParent, "parent-watched delivery", "after a rename, a child's events still go to its old parent's marks (a stale parent-watched flag)"},
 	{FaultRenameNoMoveSelf, "renames", "a rename does not report FS_MOVE_SELF on the moved inode"},
 	{FaultPermSkipsParent, "permission events", "FAN_OPEN_PERM/FAN_ACCESS_PERM of a child never reach its parent's FAN_EVENT_ON_CHILD mark (\"FAN_OPEN_PERM remains unvalidated\", seed 004)"},
+	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 
 // FaultNames returns the fault names, in list order.

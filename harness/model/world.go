@@ -14,7 +14,8 @@ type GroupKind struct {
 	Name    string
 	Inotify bool
 	Init    uint // fanotify_init(2) flags (class and FAN_REPORT_*)
-	FID     bool // reports FID records (FAN_REPORT_FID)
+	FID     bool // reports FID records (FAN_REPORT_FID, or FAN_REPORT_DFID_NAME with DirName)
+	DirName bool // FAN_REPORT_DFID_NAME: directory fid + entry name records
 	Perm    bool // FAN_CLASS_CONTENT or FAN_CLASS_PRE_CONTENT: may mark permission events
 }
 
@@ -28,6 +29,10 @@ type Event struct {
 	// Name is the child's name an inotify parent watch reports.
 	Name string
 	Mask uint32
+	// Rec is the record type a FAN_REPORT_DFID_NAME group reports the
+	// object with: "dfid_name" (directory fid + name; Obj is the entry, or
+	// the directory itself for the name ".") or "fid" (no directory).
+	Rec string
 }
 
 // World is the scenario-level model: a tree of named objects, groups of
@@ -120,7 +125,7 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 		return w.fanRemove(i, m, flags, mask, loc, isDir)
 	}
 	tg := Target{Loc: loc, IsDir: isDir}
-	nm, errno := k.MarkAdd(m, g, flags, mask, tg, false)
+	nm, errno := k.MarkAdd(m, g, flags, mask, tg, w.kinds[g].DirName)
 	if errno != 0 || nm == nil {
 		return errno
 	}
@@ -511,10 +516,46 @@ func (w *World) deliver(h Hook) []Event {
 			continue
 		}
 		if m := k.fanotifyMask(groups[g], h.Ev, h.IsDir, w.kinds[g].FID); m != 0 {
-			out = append(out, Event{Group: g, Obj: h.Obj, Mask: m})
+			ev := Event{Group: g, Obj: h.Obj, Mask: m}
+			if w.kinds[g].DirName {
+				var ok bool
+				if ev.Obj, ev.Rec, ok = k.dfidName(h); !ok {
+					continue
+				}
+			}
+			out = append(out, ev)
 		}
 	}
 	return out
+}
+
+// dfidName is what a FAN_REPORT_DFID_NAME group reports an event with
+// (fanotify_alloc_event, fanotify_dfid_inode, copy_info_records_to_user),
+// or false when it reports none:
+//   - a dirent event: the directory's fid and the entry's name;
+//   - an event on a directory: its own fid and the name ".";
+//   - an event on a non-directory with its parent (every hook that goes
+//     through fsnotify_parent: the group's marks carry FS_EVENT_ON_CHILD,
+//     so __fsnotify_parent passes the parent and name): the parent's fid and
+//     the name;
+//   - an event on a non-directory without a parent (fsnotify_inode:
+//     FS_DELETE_SELF, FS_MOVE_SELF, a link count FS_ATTRIB): none.
+//     fanotify_group_event_mask, for a group with FAN_REPORT_DIR_FID but
+//     not FAN_REPORT_FID: "Do we have a directory inode to report?"
+func (k Kernel) dfidName(h Hook) (string, string, bool) {
+	switch {
+	case h.Name != "":
+		return path.Join(h.Obj, h.Name), "dfid_name", true
+	case h.IsDir:
+		return h.Obj, "dfid_name", true
+	case h.InodeOnly:
+		if k.faulty(FaultDFIDFileSelfEvents) {
+			return h.Obj, "fid", true
+		}
+		k.hit(RuleDFIDNoDir)
+		return "", "", false
+	}
+	return h.Obj, "dfid_name", true
 }
 
 // inotifyEvents is send_to_group + fsnotify_handle_event() +
@@ -575,16 +616,16 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 // which events each group got on which object. The result is sorted.
 func Fold(evs []Event) []Event {
 	type key struct {
-		g         int
-		obj, name string
+		g              int
+		obj, name, rec string
 	}
 	acc := map[key]uint32{}
 	for _, e := range evs {
-		acc[key{e.Group, e.Obj, e.Name}] |= e.Mask
+		acc[key{e.Group, e.Obj, e.Name, e.Rec}] |= e.Mask
 	}
 	out := make([]Event, 0, len(acc))
 	for k, m := range acc {
-		out = append(out, Event{Group: k.g, Obj: k.obj, Name: k.name, Mask: m})
+		out = append(out, Event{Group: k.g, Obj: k.obj, Name: k.name, Rec: k.rec, Mask: m})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -594,7 +635,10 @@ func Fold(evs []Event) []Event {
 		if a.Obj != b.Obj {
 			return a.Obj < b.Obj
 		}
-		return a.Name < b.Name
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Rec < b.Rec
 	})
 	return out
 }

@@ -39,33 +39,33 @@ func TestWorldSentences(t *testing.T) {
 			// with their name; a watched file reports them without one.
 			name: "inotify_parent_and_child_both_report", kinds: []GroupKind{inKind},
 			calls: []call{watch(0, ".", unix.IN_OPEN), watch(0, "f", unix.IN_OPEN), act("read", "f")},
-			want:  []Event{{0, ".", "f", unix.IN_OPEN}, {0, "f", "", unix.IN_OPEN}},
+			want:  []Event{{Group: 0, Obj: ".", Name: "f", Mask: unix.IN_OPEN}, {Group: 0, Obj: "f", Name: "", Mask: unix.IN_OPEN}},
 		},
 		{
 			// inotify(7) IN_ONESHOT: "Monitor ... for one event, then remove
 			// from watch list"; IN_IGNORED: the watch was removed.
 			name: "inotify_oneshot_ignored", kinds: []GroupKind{inKind},
 			calls: []call{watch(0, "f", unix.IN_OPEN|unix.IN_ONESHOT), act("read", "f")},
-			want:  []Event{{0, "f", "", unix.IN_OPEN | unix.IN_IGNORED}},
+			want:  []Event{{Group: 0, Obj: "f", Name: "", Mask: unix.IN_OPEN | unix.IN_IGNORED}},
 		},
 		{
 			// inotify(7) IN_MASK_ADD: "add (OR) the events in mask to the watch mask".
 			name: "inotify_mask_add_ors", kinds: []GroupKind{inKind},
 			calls: []call{watch(0, "f", unix.IN_ACCESS), watch(0, "f", unix.IN_OPEN|unix.IN_MASK_ADD), act("read", "f")},
-			want:  []Event{{0, "f", "", unix.IN_OPEN | unix.IN_ACCESS}},
+			want:  []Event{{Group: 0, Obj: "f", Name: "", Mask: unix.IN_OPEN | unix.IN_ACCESS}},
 		},
 		{
 			// inotify(7) IN_CREATE "File/directory created in watched
 			// directory"; IN_ISDIR "Subject of this event is a directory".
 			name: "inotify_mkdir", kinds: []GroupKind{inKind},
 			calls: []call{watch(0, ".", unix.IN_CREATE), act("mkdir", "e")},
-			want:  []Event{{0, ".", "e", unix.IN_CREATE | unix.IN_ISDIR}},
+			want:  []Event{{Group: 0, Obj: ".", Name: "e", Mask: unix.IN_CREATE | unix.IN_ISDIR}},
 		},
 		{
 			// inotify(7) IN_DELETE_SELF, then IN_IGNORED ("file was deleted").
 			name: "inotify_unlink_self", kinds: []GroupKind{inKind},
 			calls: []call{watch(0, "f", unix.IN_DELETE_SELF), act("unlink", "f")},
-			want:  []Event{{0, "f", "", unix.IN_DELETE_SELF | unix.IN_IGNORED}},
+			want:  []Event{{Group: 0, Obj: "f", Name: "", Mask: unix.IN_DELETE_SELF | unix.IN_IGNORED}},
 		},
 		{
 			// fanotify_mark(2) FAN_ONDIR: "Without this flag, events are
@@ -76,14 +76,14 @@ func TestWorldSentences(t *testing.T) {
 		{
 			name: "fanotify_fid_reports_ondir", kinds: []GroupKind{fidKind},
 			calls: []call{mark(0, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, unix.FAN_OPEN|unix.FAN_ONDIR, ""), act("opendir", "s")},
-			want:  []Event{{0, "s", "", unix.FAN_OPEN | unix.FAN_ONDIR}},
+			want:  []Event{{Group: 0, Obj: "s", Name: "", Mask: unix.FAN_OPEN | unix.FAN_ONDIR}},
 		},
 		{
 			// fanotify_mark(2) FAN_EVENT_ON_CHILD: "Events for the immediate
 			// children of marked directories shall be created."
 			name: "fanotify_on_child", kinds: []GroupKind{notifKind},
 			calls: []call{mark(0, unix.FAN_MARK_ADD, unix.FAN_OPEN|unix.FAN_EVENT_ON_CHILD, "."), act("read", "f")},
-			want:  []Event{{0, "f", "", unix.FAN_OPEN}},
+			want:  []Event{{Group: 0, Obj: "f", Name: "", Mask: unix.FAN_OPEN}},
 		},
 		{
 			name: "fanotify_no_on_child", kinds: []GroupKind{notifKind},
@@ -96,7 +96,7 @@ func TestWorldSentences(t *testing.T) {
 			calls: []call{mark(0, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN|unix.FAN_CLOSE, ""),
 				mark(0, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORED_MASK, unix.FAN_OPEN|unix.FAN_CLOSE, "f"),
 				act("write", "f")},
-			want: []Event{{0, "f", "", unix.FAN_CLOSE_WRITE}},
+			want: []Event{{Group: 0, Obj: "f", Name: "", Mask: unix.FAN_CLOSE_WRITE}},
 		},
 		{
 			// fanotify_mark(2) EINVAL: dirent events need a group that
@@ -109,7 +109,7 @@ func TestWorldSentences(t *testing.T) {
 			// fanotify(7): FAN_CREATE reports the directory (FAN_REPORT_FID).
 			name: "fanotify_create_reports_dir", kinds: []GroupKind{fidKind},
 			calls: []call{mark(0, unix.FAN_MARK_ADD, unix.FAN_CREATE, "."), act("create", "n")},
-			want:  []Event{{0, ".", "", unix.FAN_CREATE}},
+			want:  []Event{{Group: 0, Obj: ".", Name: "", Mask: unix.FAN_CREATE}},
 		},
 		{
 			// fanotify_mark(2) ENOENT: "trying to remove a mark from an

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -391,21 +392,40 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 	evs = append(g.answered, evs...)
 	g.answered = nil
 	for _, e := range evs {
-		obj := "?"
+		obj, rec := "?", ""
 		switch {
 		case e.Path != "":
 			obj = relObj(dir, e.Path)
 		case len(e.Info) > 0:
-			if o, ok := handles[e.Info[0].Handle]; ok {
+			in := e.Info[0]
+			if o, ok := handles[in.Handle]; ok {
 				obj = o
 			} else {
-				obj = "fid:" + e.Info[0].Handle
+				obj = "fid:" + in.Handle
+			}
+			if g.kind.DirName {
+				// A DFID_NAME record names the entry (or the directory
+				// itself with "."); the model keys it the same way.
+				switch in.Type {
+				case unix.FAN_EVENT_INFO_TYPE_DFID_NAME:
+					rec = "dfid_name"
+					if in.Name != "." {
+						obj = path.Join(obj, in.Name)
+					}
+				case unix.FAN_EVENT_INFO_TYPE_FID:
+					rec = "fid"
+				default:
+					rec = fmt.Sprintf("info type %d", in.Type)
+				}
+				if len(e.Info) > 1 {
+					rec += fmt.Sprintf(" +%d records", len(e.Info)-1)
+				}
 			}
 		}
 		if e.Pid != pid {
 			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
 		}
-		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask)})
+		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask), Rec: rec})
 	}
 	return out, err
 }

@@ -28,7 +28,7 @@ import (
 // Defaults of the CI run: a fixed seed range per filesystem.
 const (
 	defaultSeed = 1
-	defaultN    = 800
+	defaultN    = 1000
 )
 
 // opts are the explorer's own flags.
@@ -118,6 +118,16 @@ func setup(t *harness.T) []string {
 		kinds = append(kinds, "fid")
 	} else if feature.IsSkip(err) {
 		t.Notef("FID groups left out: %v", err)
+	} else {
+		t.Fatalf("%v", err)
+	}
+	if !contains(kinds, "fid") {
+		return kinds
+	}
+	if err := feature.ReportDFIDName.Check(); err == nil {
+		kinds = append(kinds, "dfid_name")
+	} else if feature.IsSkip(err) {
+		t.Notef("FAN_REPORT_DFID_NAME groups left out: %v", err)
 	} else {
 		t.Fatalf("%v", err)
 	}

@@ -41,6 +41,9 @@ func observe(kinds []model.GroupKind, result string, evs []model.Event) Obs {
 		if e.Name != "" {
 			obj += " name=" + e.Name
 		}
+		if e.Rec != "" {
+			obj += " (" + e.Rec + ")"
+		}
 		o = append(o, fmt.Sprintf("g%d %s %s", e.Group, mask, obj))
 	}
 	return o

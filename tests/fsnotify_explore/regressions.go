@@ -190,4 +190,12 @@ var regressions = []regression{
 			{Op: "mark", Group: 0, Flags: 0x1, Mask: 0x8020000, Obj: "s"}, // g0 fanotify_mark(FAN_MARK_ADD, FAN_ACCESS_PERM|FAN_EVENT_ON_CHILD, s)
 			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h"},     // actor read s/h
 		}}},
+	{
+		Name:    "witness_dfid_name_reports_file_self_events",
+		Doc:     "a FAN_REPORT_DFID_NAME group gets no FAN_DELETE_SELF of a file overwritten by a rename: no directory to report (fanotify_group_event_mask)",
+		Witness: model.FaultDFIDFileSelfEvents,
+		Scenario: Scenario{Seed: 131, Groups: []string{"dfid_name"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x400, Obj: ""},           // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_DELETE_SELF, <fs root>)
+			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "s/h"}, // actor rename g -> s/h
+		}}},
 }

@@ -34,11 +34,12 @@ var (
 	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
 	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT, Perm: true}
 	kindFID     = model.GroupKind{Name: "fid", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, FID: true}
+	kindDFID    = model.GroupKind{Name: "dfid_name", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_DFID_NAME, FID: true, DirName: true}
 	kindInotify = model.GroupKind{Name: "inotify", Inotify: true}
 )
 
 var kindsByName = map[string]model.GroupKind{
-	"notif": kindNotif, "content": kindContent, "fid": kindFID, "inotify": kindInotify,
+	"notif": kindNotif, "content": kindContent, "fid": kindFID, "dfid_name": kindDFID, "inotify": kindInotify,
 }
 
 // Step is one step of a scenario: a mark call, an inotify watch call, or a
@@ -138,11 +139,11 @@ var (
 func (gen Generator) Scenario(seed int64) *Scenario {
 	r := rand.New(rand.NewSource(seed))
 	s := &Scenario{Seed: seed}
-	n := pick(r, []int{1, 1, 1, 2, 2, 2, 2, 3, 3, 4})
+	n := pick(r, []int{1, 1, 2, 2, 2, 2, 3, 3, 3, 4})
 	for i := 0; i < n; i++ {
 		s.Groups = append(s.Groups, gen.Kinds[r.Intn(len(gen.Kinds))])
 	}
-	steps := 4 + r.Intn(8)
+	steps := 5 + r.Intn(9)
 	exists := map[string]bool{}
 	for n := range tree {
 		exists[n] = true
@@ -160,7 +161,7 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		if r.Intn(2) == 0 {
 			st.Mask |= unix.FAN_ONDIR
 		}
-		if s.Groups[0] == "fid" && st.Flags&unix.FAN_MARK_MOUNT == 0 {
+		if (s.Groups[0] == "fid" || s.Groups[0] == "dfid_name") && st.Flags&unix.FAN_MARK_MOUNT == 0 {
 			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB
 			if st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
 				st.Mask |= unix.FAN_DELETE_SELF
@@ -210,6 +211,24 @@ func earlier(r *rand.Rand, prev []Step, ops ...string) (Step, bool) {
 // genAct draws a file operation; exists is the generator's idea of the
 // tree (it follows the operations it drew), so that most operations find
 // their object, and some do not.
+// ignoredDir returns an earlier ignore mask of another group than g on a
+// directory: marking or watching that directory for the same events (so it
+// watches its children) is how one group's mark changes what another's
+// ignore mask meets.
+func ignoredDir(r *rand.Rand, prev []Step, g int) (Step, bool) {
+	var c []Step
+	for _, st := range prev {
+		if st.Op == "mark" && st.Group != g && isDirName[st.Obj] &&
+			st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) != 0 && st.Flags&unix.FAN_MARK_ADD != 0 {
+			c = append(c, st)
+		}
+	}
+	if len(c) == 0 {
+		return Step{}, false
+	}
+	return pick(r, c), true
+}
+
 func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 	var present, absentFiles, absentDirs []string
 	for _, n := range allNames {
@@ -248,6 +267,10 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 				st.To = pick(r, []string{"e", "s/e", "s"})
 			} else {
 				st.To = pick(r, []string{"f", "g", "n", "s/h", "s/n"})
+				// Most often across directories: into or out of a watched one.
+				if parentName(st.To) == parentName(obj) && r.Intn(3) > 0 {
+					st.To = map[string]string{"f": "s/n", "g": "s/h", "n": "s/n", "s/h": "g", "s/n": "n"}[st.To]
+				}
 			}
 			if st.To == obj || strings.HasPrefix(st.To, obj+"/") {
 				st = Step{Op: "opendir", Obj: "."}
@@ -301,7 +324,7 @@ func parentName(n string) string {
 }
 
 func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
-	fid := kind == "fid"
+	fid := kind == "fid" || kind == "dfid_name"
 	if r.Intn(5) == 0 {
 		return genRemove(r, g, prev)
 	}
@@ -318,11 +341,11 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 	if r.Intn(3) == 0 {
 		st.Mask |= pick(r, fanEvents)
 	}
-	if (kind == "content" && r.Intn(5) < 2) || r.Intn(20) == 0 {
+	if (kind == "content" && r.Intn(5) < 2) || r.Intn(40) == 0 {
 		// Permission events (a content group answers them: the runner allows).
 		st.Mask |= pick(r, []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN_PERM, unix.FAN_ACCESS_PERM})
 	}
-	if (fid && r.Intn(5) < 2) || r.Intn(15) == 0 {
+	if (fid && r.Intn(5) < 2) || r.Intn(40) == 0 {
 		st.Mask |= pick(r, fidEvents)
 		if isDirName[st.Obj] || st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
 			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_MOVE
@@ -346,6 +369,10 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 		if p, ok := earlier(r, prev, "mark"); ok && p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD) != 0 {
 			st.Mask = p.Mask &^ (unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
 		}
+	}
+	if p, ok := ignoredDir(r, prev, g); ok && st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) == 0 && r.Intn(3) == 0 {
+		st.Obj, st.Flags = p.Obj, unix.FAN_MARK_ADD
+		st.Mask = p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD) | unix.FAN_EVENT_ON_CHILD
 	}
 	if r.Intn(20) == 0 {
 		st.Flags |= unix.FAN_MARK_EVICTABLE
@@ -388,7 +415,7 @@ func genWatch(r *rand.Rand, g int, prev []Step) Step {
 		switch r.Intn(6) {
 		case 0, 1:
 			st.Obj = p.Obj
-		case 2: // the parent or a child of a watched object: both see its events
+		case 2, 3: // the parent or a child of a watched object: both see its events
 			if kids := children[p.Obj]; len(kids) > 0 {
 				st.Obj = pick(r, kids)
 			} else {
@@ -400,11 +427,37 @@ func genWatch(r *rand.Rand, g int, prev []Step) Step {
 	if r.Intn(3) == 0 {
 		st.Mask |= pick(r, inEvents)
 	}
+	if r.Intn(4) == 0 {
+		st.Mask |= unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
+	}
 	if r.Intn(3) == 0 {
 		st.Mask |= unix.IN_MASK_ADD
 	}
 	if r.Intn(6) == 0 {
 		st.Mask |= unix.IN_ONESHOT
+	}
+	var own []Step
+	for _, p := range prev {
+		if p.Op == "watch" && p.Group == g {
+			own = append(own, p)
+		}
+	}
+	if len(own) > 0 && r.Intn(3) == 0 {
+		// The parent or a child of this instance's own watch, for the
+		// same events: both watches see the child's events.
+		p := pick(r, own)
+		if kids := children[p.Obj]; len(kids) > 0 {
+			st.Obj = pick(r, kids)
+		} else {
+			st.Obj = parentName(p.Obj)
+		}
+		st.Mask = p.Mask &^ (unix.IN_MASK_ADD | unix.IN_ONESHOT)
+	}
+	if p, ok := ignoredDir(r, prev, g); ok && r.Intn(2) == 0 {
+		st.Obj, st.Mask = p.Obj, p.Mask&(unix.IN_OPEN|unix.IN_ACCESS|unix.IN_MODIFY|unix.IN_CLOSE)
+		if st.Mask == 0 {
+			st.Mask = unix.IN_OPEN
+		}
 	}
 	return st
 }
