@@ -228,7 +228,11 @@ func reportMismatch(t *harness.T, r *runner, s *Scenario, d int, want, got []Obs
 	if opts.fault != "" {
 		t.Logf("  (model fault %s planted: the model, not the kernel, is wrong here)", opts.fault)
 	}
-	t.Logf("replay: fsnotify_explore -seed %d -n 1 -run 'scenarios.%s' -v", s.Seed, t.FS().Type)
+	fault := ""
+	if opts.fault != "" {
+		fault = " -model-fault " + opts.fault
+	}
+	t.Logf("replay: fsnotify_explore -seed %d -n 1 -run 'scenarios.%s'%s -v", s.Seed, t.FS().Type, fault)
 	t.Logf("case row for tests/fsnotify_explore/regressions.go:\n%s", small.Row(fmt.Sprintf("seed%d", s.Seed)))
 }
 

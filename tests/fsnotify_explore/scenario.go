@@ -102,7 +102,7 @@ func (s *Scenario) Script() string {
 	return b.String()
 }
 
-// Row renders the scenario as a row for the regressions table (cases.go).
+// Row renders the scenario as a row for the regressions table (regressions.go).
 func (s *Scenario) Row(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{\n\tName: %q,\n\tDoc: \"TODO: what it shows, with its source\",\n\tScenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
