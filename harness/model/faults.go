@@ -43,6 +43,7 @@ const (
 	RuleDeleteSelf          = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
 	RuleErrPermNotif        = "do_fanotify_mark: permission events in a FAN_CLASS_NOTIF group are EINVAL"
 	RuleDFIDNoDir           = "fanotify_group_event_mask: a DIR_FID group without a directory to report gets no event"
+	RuleErrOnlydir          = "FAN_MARK_ONLYDIR / IN_ONLYDIR on a non-directory is ENOTDIR"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -54,7 +55,7 @@ var Rules = []string{
 	RuleIgnoreOpenForWrite, RuleErrExist, RuleErrFidOnly, RuleErrNoMark, RuleMarkDestroyed,
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
-	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir,
+	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the

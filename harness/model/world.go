@@ -119,6 +119,14 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 	if _, ok := w.nodes[obj]; loc == LocSelf && !ok {
 		return unix.ENOENT // fanotify_find_path
 	}
+	// fanotify_find_path: FAN_MARK_ONLYDIR looks up with LOOKUP_DIRECTORY
+	// ("ENOTDIR: flags contains FAN_MARK_ONLYDIR, and dirfd and pathname do
+	// not specify a directory", fanotify_mark(2)); mount and filesystem
+	// marks here name the mount root, a directory.
+	if flags&unix.FAN_MARK_ONLYDIR != 0 && loc == LocSelf && !w.nodes[obj] {
+		k.hit(RuleErrOnlydir)
+		return unix.ENOTDIR
+	}
 	isDir := loc == LocSelf && w.nodes[obj]
 	i, m := w.find(g, loc, obj)
 	if flags&unix.FAN_MARK_REMOVE != 0 {
@@ -186,6 +194,12 @@ func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 	k := w.K
 	if _, ok := w.nodes[obj]; !ok {
 		return 0, unix.ENOENT // inotify_find_inode
+	}
+	// inotify(7) IN_ONLYDIR: "Watch pathname only if it is a directory";
+	// ENOTDIR otherwise (inotify_find_inode with LOOKUP_DIRECTORY).
+	if mask&unix.IN_ONLYDIR != 0 && !w.nodes[obj] {
+		k.hit(RuleErrOnlydir)
+		return 0, unix.ENOTDIR
 	}
 	// inotify_arg_to_mask: "All directories care about children."
 	bits := mask & inotifyMaskBits

@@ -26,7 +26,7 @@ type runner struct {
 	count int
 }
 
-// errno returns the errno of err (0 for nil) or an error when it has none.
+// errnoOf returns the errno of err (0 for nil), or err when it carries none.
 func errnoOf(err error) (unix.Errno, error) {
 	if err == nil {
 		return 0, nil

@@ -377,6 +377,9 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 	if r.Intn(20) == 0 {
 		st.Flags |= unix.FAN_MARK_EVICTABLE
 	}
+	if r.Intn(25) == 0 {
+		st.Flags |= unix.FAN_MARK_ONLYDIR
+	}
 	if r.Intn(5) < 2 {
 		st.Mask |= unix.FAN_ONDIR
 	}
@@ -435,6 +438,9 @@ func genWatch(r *rand.Rand, g int, prev []Step) Step {
 	}
 	if r.Intn(6) == 0 {
 		st.Mask |= unix.IN_ONESHOT
+	}
+	if r.Intn(25) == 0 {
+		st.Mask |= unix.IN_ONLYDIR
 	}
 	var own []Step
 	for _, p := range prev {
