@@ -584,7 +584,7 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 	flag := uint32(0)
 	// inotify_handle_inode_event: IN_ISDIR is masked out of IN_DELETE_SELF
 	// and IN_MOVE_SELF ("to avoid the risk of breaking existing inotify programs").
-	if h.IsDir && h.Ev != unix.IN_DELETE_SELF {
+	if h.IsDir && h.Ev != unix.IN_DELETE_SELF && h.Ev != unix.IN_MOVE_SELF {
 		k.hit(RuleInotifyIsdir)
 		flag = unix.IN_ISDIR
 	}

@@ -8,7 +8,7 @@ import (
 
 // allKinds are the group kinds of a kernel and filesystem that have them all
 // (6.18 on tmpfs or ext4): the generator's full space.
-var allKinds = []string{"notif", "inotify", "content", "fid", "dfid_name"}
+var allKinds = []string{"notif", "inotify", "content", "pre_content", "fid", "dfid_name"}
 
 // TestModelFaults measures the explorer's power without a kernel: the
 // correct model stands in for a correct kernel (the default run shows that

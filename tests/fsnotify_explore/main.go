@@ -108,9 +108,9 @@ func setup(t *harness.T) []string {
 	}
 	kinds := []string{"notif", "inotify"}
 	if err := feature.FanotifyPerm.Check(); err == nil {
-		kinds = append(kinds, "content")
+		kinds = append(kinds, "content", "pre_content")
 	} else if feature.IsSkip(err) {
-		t.Notef("content groups left out: %v", err)
+		t.Notef("content and pre-content groups left out: %v", err)
 	} else {
 		t.Fatalf("%v", err)
 	}

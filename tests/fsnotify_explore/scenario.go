@@ -34,12 +34,13 @@ var (
 	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
 	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT, Perm: true}
 	kindFID     = model.GroupKind{Name: "fid", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, FID: true}
+	kindPre     = model.GroupKind{Name: "pre_content", Init: unix.FAN_CLASS_PRE_CONTENT, Perm: true}
 	kindDFID    = model.GroupKind{Name: "dfid_name", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_DFID_NAME, FID: true, DirName: true}
 	kindInotify = model.GroupKind{Name: "inotify", Inotify: true}
 )
 
 var kindsByName = map[string]model.GroupKind{
-	"notif": kindNotif, "content": kindContent, "fid": kindFID, "dfid_name": kindDFID, "inotify": kindInotify,
+	"notif": kindNotif, "content": kindContent, "pre_content": kindPre, "fid": kindFID, "dfid_name": kindDFID, "inotify": kindInotify,
 }
 
 // Step is one step of a scenario: a mark call, an inotify watch call, or a
@@ -341,7 +342,7 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 	if r.Intn(3) == 0 {
 		st.Mask |= pick(r, fanEvents)
 	}
-	if (kind == "content" && r.Intn(5) < 2) || r.Intn(40) == 0 {
+	if ((kind == "content" || kind == "pre_content") && r.Intn(5) < 2) || r.Intn(40) == 0 {
 		// Permission events (a content group answers them: the runner allows).
 		st.Mask |= pick(r, []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN_PERM, unix.FAN_ACCESS_PERM})
 	}
