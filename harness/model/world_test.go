@@ -16,6 +16,7 @@ var (
 	inKind    = GroupKind{Name: "inotify", Inotify: true}
 	notifKind = GroupKind{Name: "notif"}
 	fidKind   = GroupKind{Name: "fid", FID: true}
+	dfidKind  = GroupKind{Name: "dfid_name", FID: true, DirName: true}
 )
 
 func TestWorldSentences(t *testing.T) {
@@ -110,6 +111,25 @@ func TestWorldSentences(t *testing.T) {
 			name: "fanotify_create_reports_dir", kinds: []GroupKind{fidKind},
 			calls: []call{mark(0, unix.FAN_MARK_ADD, unix.FAN_CREATE, "."), act("create", "n")},
 			want:  []Event{{Group: 0, Obj: ".", Name: "", Mask: unix.FAN_CREATE}},
+		},
+		{
+			// inotify(7): IN_MOVE_SELF of a watched directory; inotify never
+			// reported IN_ISDIR with the self events (inotify_handle_inode_event).
+			name: "inotify_dir_move_self_without_isdir", kinds: []GroupKind{inKind},
+			calls: []call{watch(0, "s", unix.IN_MOVE_SELF), func(w *World) (unix.Errno, []Event) { return w.Rename("s", "e") }},
+			want:  []Event{{Group: 0, Obj: "s", Name: "", Mask: unix.IN_MOVE_SELF}},
+		},
+		{
+			// fanotify(7) FAN_REPORT_DFID_NAME: a child's event carries its
+			// parent's fid and its name; a file's FAN_DELETE_SELF has no
+			// directory to report and is not reported (fanotify_group_event_mask).
+			name: "dfid_name_child_and_self", kinds: []GroupKind{dfidKind},
+			calls: []call{mark(0, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, unix.FAN_ATTRIB|unix.FAN_DELETE_SELF, ""), act("unlink", "f")},
+		},
+		{
+			name: "dfid_name_chmod", kinds: []GroupKind{dfidKind},
+			calls: []call{mark(0, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, unix.FAN_ATTRIB, ""), act("chmod", "s/h")},
+			want:  []Event{{Group: 0, Obj: "s/h", Mask: unix.FAN_ATTRIB, Rec: "dfid_name"}},
 		},
 		{
 			// fanotify_mark(2) ENOENT: "trying to remove a mark from an
