@@ -28,6 +28,8 @@ const (
 	fsOnChild    = unix.FAN_EVENT_ON_CHILD // FS_EVENT_ON_CHILD
 	fsEventFlags = fsISDIR | fsOnChild     // FANOTIFY_EVENT_FLAGS
 	fsModify     = unix.FAN_MODIFY
+	// direntEvents is ALL_FSNOTIFY_DIRENT_EVENTS (FANOTIFY_DIRENT_EVENTS).
+	direntEvents = unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO | unix.FAN_RENAME
 	// allEvents is ALL_FSNOTIFY_EVENTS restricted to what this suite uses:
 	// the event bits of a mask, without the two event flags.
 	allEvents = 0x00ffffff | unix.FAN_OPEN_PERM | unix.FAN_ACCESS_PERM | unix.FAN_OPEN_EXEC_PERM
@@ -73,6 +75,12 @@ type Mark struct {
 	IgnoreFlags bool   // FSNOTIFY_MARK_FLAG_HAS_IGNORE_FLAGS (FAN_MARK_IGNORE was used)
 	Surv        bool   // FSNOTIFY_MARK_FLAG_IGNORED_SURV_MODIFY
 	Evictable   bool   // FSNOTIFY_MARK_FLAG_NO_IREF
+
+	// Used by World (the scenario model) only.
+	Obj     string // the tree object of an inode mark ("" for mount/sb marks)
+	Inotify bool   // an inotify watch (its Mask has FS_EVENT_ON_CHILD on a dir)
+	Wd      int32  // the inotify watch descriptor
+	Oneshot bool   // IN_ONESHOT (FSNOTIFY_MARK_FLAG_IN_ONESHOT)
 }
 
 // MFlags is what fdinfo prints as mflags: fanotify_mark_user_flags()
@@ -107,6 +115,11 @@ type Target struct {
 // existing mark on that object, nil when there is none; the returned mark is
 // the mark after the call (nil when none exists).
 func MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool) (*Mark, unix.Errno) {
+	return Fixed.MarkAdd(m, group, flags, mask, tg, dirFID)
+}
+
+// MarkAdd is the package-level MarkAdd under this kernel (its fault, its coverage).
+func (k Kernel) MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool) (*Mark, unix.Errno) {
 	ignore := flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORE)
 	// do_fanotify_mark: "We don't allow FAN_MARK_IGNORE & FAN_MARK_IGNORED_MASK together".
 	if ignore == unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE {
@@ -118,22 +131,29 @@ func MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool
 		mask &^= fsEventFlags
 	}
 	// do_fanotify_mark: evictable is only for inode marks (EINVAL).
-	if flags&unix.FAN_MARK_EVICTABLE != 0 && tg.Loc != LocSelf && tg.Loc != LocParent {
+	if flags&unix.FAN_MARK_EVICTABLE != 0 && tg.Loc != LocSelf && tg.Loc != LocParent && !k.faulty(FaultEvictableAnyType) {
+		k.hit(RuleErrEvictableType)
 		return m, unix.EINVAL
 	}
 	isInode := tg.Loc == LocSelf || tg.Loc == LocParent
 	// fanotify_events_supported: with FAN_MARK_IGNORE (strict_dir_events),
-	// dirent events and the event flags in the mask of a non-dir inode: ENOTDIR.
-	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.IsDir && mask&fsEventFlags != 0 {
+	// dirent events and the event flags in the mask of a non-dir inode
+	// (FANOTIFY_DIRONLY_EVENT_BITS): ENOTDIR (ceaf69f8eadc "fanotify: refine
+	// the validation checks on non-dir inode mask", extended to
+	// FAN_MARK_IGNORE when that came in 6.0).
+	if ignore == unix.FAN_MARK_IGNORE && isInode && !tg.IsDir && mask&(fsEventFlags|direntEvents) != 0 {
+		k.hit(RuleErrIgnoreNotDir)
 		return m, unix.ENOTDIR
 	}
 	// do_fanotify_mark: "FAN_MARK_IGNORE requires SURV_MODIFY for
 	// sb/mount/dir marks": EINVAL for mount/sb, EISDIR for a directory.
 	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 {
 		if !isInode {
+			k.hit(RuleErrIgnoreNeedsSurv)
 			return m, unix.EINVAL
 		}
 		if tg.IsDir {
+			k.hit(RuleErrIgnoreNeedsSurv)
 			return m, unix.EISDIR
 		}
 	}
@@ -149,6 +169,7 @@ func MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool
 	// fanotify_add_inode_mark: a non-surviving ignore mask is not added while
 	// the inode is open for write (the call still returns 0).
 	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.OpenForWrite {
+		k.hit(RuleIgnoreOpenForWrite)
 		return m, 0
 	}
 	orig := m
@@ -161,12 +182,15 @@ func MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, dirFID bool
 	}
 	// fanotify_may_update_existing_mark (runs on new marks too, harmlessly).
 	if flags&unix.FAN_MARK_EVICTABLE != 0 && !m.Evictable {
+		k.hit(RuleErrExist)
 		return orig, unix.EEXIST // non-evictable cannot be downgraded to evictable
 	}
 	if ignore == unix.FAN_MARK_IGNORED_MASK && m.IgnoreFlags {
+		k.hit(RuleErrExist)
 		return orig, unix.EEXIST // new ignore semantics cannot be downgraded to old
 	}
 	if ignore == unix.FAN_MARK_IGNORE && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && m.Surv {
+		k.hit(RuleErrExist)
 		return orig, unix.EEXIST // surviving ignore mask cannot be downgraded
 	}
 	// fanotify_mark_add_to_mask / fanotify_mark_update_flags.
@@ -199,10 +223,25 @@ type Kernel struct {
 	// object's interest mask, and fsnotify() no longer walks the marks of
 	// every FS_MODIFY event.
 	ModifyOpt bool
+	// Fault, when not empty, names one rule of Faults that the model
+	// deliberately gets wrong (the explorer's self-check of its power).
+	Fault string
+	// Cov, when set, records which rules the model applied (see Rules).
+	Cov *Coverage
 }
 
 // Fixed is a kernel with both fixes: the one every case expects.
 var Fixed = Kernel{ParentIgnoreFix: true, ModifyOpt: true}
+
+// faulty reports whether the named fault is switched on.
+func (k Kernel) faulty(name string) bool { return k.Fault == name }
+
+// hit records that rule id was applied.
+func (k Kernel) hit(id string) {
+	if k.Cov != nil {
+		k.Cov.hit(id)
+	}
+}
 
 // ignoredEvents is fsnotify_ignored_events(): the event bits of the ignore mask.
 func ignoredEvents(m *Mark) uint32 { return m.Ignore & allEvents }
@@ -220,7 +259,8 @@ func (k Kernel) CalcMask(m *Mark) uint32 {
 	}
 	// "If mark is interested in ignoring events on children, the object must
 	// show interest in those events for fsnotify_parent() to notice it" (4f0b903ded72).
-	if k.ParentIgnoreFix {
+	if k.ParentIgnoreFix && !k.faulty(FaultParentIgnoreNoInterest) {
+		k.hit(RuleCalcMaskIgnore)
 		mask |= m.Ignore
 	}
 	return mask
@@ -230,13 +270,20 @@ func (k Kernel) CalcMask(m *Mark) uint32 {
 // in the ignore mask decide; the legacy ignore mask always applies to
 // directories and applies to children when the mark's own mask has
 // FAN_EVENT_ON_CHILD.
-func ignoreMask(m *Mark) uint32 {
+func (k Kernel) ignoreMask(m *Mark) uint32 {
 	im := m.Ignore
-	if m.IgnoreFlags {
+	if m.IgnoreFlags && !k.faulty(FaultIgnoreFlagAsLegacy) {
+		k.hit(RuleIgnoreFlags)
 		return im
 	}
-	im |= fsISDIR
+	k.hit(RuleIgnoreLegacy)
+	if !k.faulty(FaultLegacyNotOnDir) {
+		im |= fsISDIR
+	}
 	im &^= fsOnChild
+	if k.faulty(FaultLegacyChildAlways) {
+		return im | fsOnChild
+	}
 	im |= m.Mask & fsOnChild
 	return im
 }
@@ -254,16 +301,20 @@ func applicable(mask uint32, isDir, viaParent bool) bool {
 }
 
 // effectiveIgnore is fsnotify_effective_ignore_mask().
-func effectiveIgnore(m *Mark, isDir, viaParent bool) uint32 {
+func (k Kernel) effectiveIgnore(m *Mark, isDir, viaParent bool) uint32 {
 	im := ignoredEvents(m)
 	if im == 0 {
+		return 0
+	}
+	if k.faulty(FaultIgnoreSameTypeOnly) && m.Loc != LocSelf && m.Loc != LocParent {
 		return 0
 	}
 	if !isDir && !viaParent {
 		return im
 	}
-	im = ignoreMask(m)
+	im = k.ignoreMask(m)
 	if !applicable(im, isDir, viaParent) {
+		k.hit(RuleIgnoreNotApplicable)
 		return 0
 	}
 	return im & allEvents
@@ -279,12 +330,19 @@ func (k Kernel) Deliver(marks []*Mark, ev uint32, isDir bool, fid map[int]bool) 
 	return k.DeliverAs(marks, func(m *Mark) (Loc, bool) { return m.Loc, true }, ev, isDir, fid)
 }
 
-// DeliverAs is Deliver for an event on another object than the one the
-// marks' locations are named after: role gives, for each mark, the part it
-// plays for this event (LocSelf: the object's own inode mark, LocParent: its
-// parent's, LocMount, LocFS), or false when the mark is not on any object
-// the event concerns (an inode mark on another file).
-func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+// visit is one mark that fsnotify() visits for an event, with the part it
+// plays (FSNOTIFY_ITER_TYPE_*).
+type visit struct {
+	m    *Mark
+	role Loc
+}
+
+// route is the part of __fsnotify_parent() and fsnotify() that decides which
+// marks an event visits: it returns them per group, in group order of first
+// appearance. Marks of every group (fanotify and inotify alike) make up the
+// objects' interest masks, so one group's mark can make a parent visited for
+// another.
+func (k Kernel) route(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32) (map[int][]visit, []int) {
 	roles := map[*Mark]Loc{}
 	var obj [4]uint32
 	for _, m := range marks {
@@ -301,6 +359,14 @@ func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32
 	// mask) and is interested in this event ("parent_interested").
 	pMask := obj[LocParent]
 	parentVisited := pMask&fsOnChild != 0 && ev&pMask&possOnChild != 0
+	if k.faulty(FaultPermSkipsParent) && ev&(unix.FAN_OPEN_PERM|unix.FAN_ACCESS_PERM) != 0 {
+		parentVisited = false
+	}
+	if parentVisited {
+		k.hit(RuleParentVisited)
+	} else if pMask != 0 {
+		k.hit(RuleParentNotVisited)
+	}
 	// fsnotify(): "return if none of the marks care about this type of
 	// event"; before 04e317ba72d0 every FS_MODIFY went on to send_to_group.
 	interest := obj[LocSelf] | obj[LocMount] | obj[LocFS]
@@ -308,9 +374,10 @@ func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32
 		interest |= pMask
 	}
 	if ev&interest == 0 && (k.ModifyOpt || ev != fsModify) {
-		return map[int]uint32{}
+		k.hit(RuleNoInterest)
+		return nil, nil
 	}
-	groups := map[int][]*Mark{}
+	groups := map[int][]visit{}
 	var order []int
 	for _, m := range marks {
 		r, ok := roles[m]
@@ -320,41 +387,85 @@ func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32
 		if _, ok := groups[m.Group]; !ok {
 			order = append(order, m.Group)
 		}
-		groups[m.Group] = append(groups[m.Group], m)
+		groups[m.Group] = append(groups[m.Group], visit{m, r})
 	}
-	out := map[int]uint32{}
-	for _, g := range order {
-		gm := groups[g]
-		// send_to_group: "clear ignored on inode modification".
-		if ev == fsModify {
-			for _, m := range gm {
-				if !m.Surv {
-					m.Ignore = 0
-				}
-			}
-		}
-		// fanotify_group_event_mask.
-		var marksMask, ignored uint32
-		for _, m := range gm {
-			viaParent := roles[m] == LocParent
-			ignored |= effectiveIgnore(m, isDir, viaParent)
-			if !applicable(m.Mask, isDir, viaParent) {
-				continue
-			}
-			marksMask |= m.Mask
-		}
-		eventMask := ev
-		if isDir {
-			eventMask |= fsISDIR
-		}
-		test := eventMask & marksMask &^ ignored
-		if test&allEvents == 0 {
+	return groups, order
+}
+
+// clearOnModify is send_to_group's "clear ignored on inode modification":
+// FS_MODIFY empties the non-surviving ignore mask of every mark it visits.
+func (k Kernel) clearOnModify(vs []visit, ev uint32) {
+	if ev != fsModify || k.faulty(FaultModifyNeverClears) {
+		return
+	}
+	for _, v := range vs {
+		if v.m.Ignore == 0 {
 			continue
 		}
-		if fid[g] {
-			out[g] = test &^ fsOnChild // FAN_EVENT_ON_CHILD is never reported
+		if !v.m.Surv || k.faulty(FaultModifyClearsSurv) {
+			k.hit(RuleModifyClears)
+			v.m.Ignore = 0
 		} else {
-			out[g] = test &^ fsEventFlags
+			k.hit(RuleModifySurvives)
+		}
+	}
+}
+
+// fanotifyMask is send_to_group + fanotify_group_event_mask() for one
+// fanotify group: the mask it reports (0: none).
+func (k Kernel) fanotifyMask(vs []visit, ev uint32, isDir, fid bool) uint32 {
+	k.clearOnModify(vs, ev)
+	var marksMask, ignored uint32
+	for _, v := range vs {
+		viaParent := v.role == LocParent
+		ignored |= k.effectiveIgnore(v.m, isDir, viaParent)
+		if k.faulty(FaultOndirNotNeeded) && !viaParent {
+			marksMask |= v.m.Mask
+			continue
+		}
+		if k.faulty(FaultParentNeedsNoOnChild) && viaParent && applicable(v.m.Mask, isDir, false) {
+			marksMask |= v.m.Mask
+			continue
+		}
+		if !applicable(v.m.Mask, isDir, viaParent) {
+			if isDir && v.m.Mask&fsISDIR == 0 {
+				k.hit(RuleMarkNeedsOndir)
+			} else {
+				k.hit(RuleMarkNeedsOnChild)
+			}
+			continue
+		}
+		marksMask |= v.m.Mask
+	}
+	eventMask := ev
+	if isDir {
+		eventMask |= fsISDIR
+	}
+	if eventMask&marksMask&ignored != 0 {
+		k.hit(RuleIgnored)
+	}
+	test := eventMask & marksMask &^ ignored
+	if test&allEvents == 0 {
+		return 0
+	}
+	k.hit(RuleReported)
+	if fid && !k.faulty(FaultFIDDropsOndir) {
+		return test &^ fsOnChild // FAN_EVENT_ON_CHILD is never reported
+	}
+	return test &^ fsEventFlags
+}
+
+// DeliverAs is Deliver for an event on another object than the one the
+// marks' locations are named after: role gives, for each mark, the part it
+// plays for this event (LocSelf: the object's own inode mark, LocParent: its
+// parent's, LocMount, LocFS), or false when the mark is not on any object
+// the event concerns (an inode mark on another file).
+func (k Kernel) DeliverAs(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32, isDir bool, fid map[int]bool) map[int]uint32 {
+	groups, order := k.route(marks, role, ev)
+	out := map[int]uint32{}
+	for _, g := range order {
+		if m := k.fanotifyMask(groups[g], ev, isDir, fid[g]); m != 0 {
+			out[g] = m
 		}
 	}
 	return out

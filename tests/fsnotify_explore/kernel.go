@@ -1,0 +1,472 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/model"
+)
+
+// runner runs scenarios on the kernel: each in a fresh copy of the tree
+// under base, with its own groups, file operations done by one actor.
+type runner struct {
+	base  string // a directory on the filesystem under test
+	root  string // the filesystem's mount point (mount and filesystem marks)
+	a     *actor.Actor
+	count int
+}
+
+// errnoOf returns the errno of err (0 for nil), or err when it carries none.
+func errnoOf(err error) (unix.Errno, error) {
+	if err == nil {
+		return 0, nil
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e, nil
+	}
+	return 0, err
+}
+
+// group is one open group of a scenario run.
+type group struct {
+	kind model.GroupKind
+	fan  *fanotify.Group
+	in   *inotify.Instance
+	wds  map[string]int32 // inotify: the wd the kernel gave each object
+	objs map[int32]string // inotify: every wd ever given -> object
+	// answered: the events a responder read during the step (permission
+	// events it allowed, and any other event it read with them).
+	answered []fanotify.Event
+}
+
+// responder reads a content group while the actor acts, answering every
+// permission event with FAN_ALLOW.
+type responder struct {
+	g    *group
+	stop chan struct{}
+	done chan struct{}
+	err  error
+}
+
+func respond(g *group) *responder {
+	rp := &responder{g: g, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(rp.done)
+		for {
+			select {
+			case <-rp.stop:
+				return
+			default:
+			}
+			evs, err := g.fan.Read(time.Now().Add(2 * time.Millisecond))
+			if errors.Is(err, fanotify.ErrTimeout) || errors.Is(err, unix.EAGAIN) {
+				continue
+			}
+			for _, e := range evs {
+				if e.IsPermission() {
+					if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
+						err = rerr
+					}
+					g.fan.ReleaseFd(e.Fd)
+				}
+				g.answered = append(g.answered, e)
+			}
+			if err != nil {
+				rp.err = err
+				return
+			}
+		}
+	}()
+	return rp
+}
+
+// finish stops the responder once the actor's call returned (so every
+// permission event of the step was answered) and waits for it.
+func (rp *responder) finish() error {
+	close(rp.stop)
+	<-rp.done
+	return rp.err
+}
+
+// run executes s and returns the kernel's observations, step by step.
+func (r *runner) run(s *Scenario) ([]Obs, error) {
+	r.count++
+	dir := filepath.Join(r.base, fmt.Sprintf("sc%d", r.count))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	// The tree, and an O_PATH descriptor on each object for the length of
+	// the run: the inodes stay in memory, so no mark (evictable or not)
+	// goes with an inode evicted by someone's drop_caches.
+	handles := map[string]string{} // FID handle (hex) -> object
+	pins := map[string]int{}
+	defer func() {
+		for _, fd := range pins {
+			unix.Close(fd)
+		}
+	}()
+	for _, obj := range objects {
+		p := filepath.Join(dir, obj)
+		var err error
+		switch {
+		case obj == ".":
+		case tree[obj]:
+			err = os.Mkdir(p, 0o755)
+		default:
+			err = os.WriteFile(p, []byte("data\n"), 0o644)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+		if err := pin(pins, handles, dir, obj); err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+	}
+	kinds := s.kinds()
+	gs := make([]*group, len(kinds))
+	for i, k := range kinds {
+		g := &group{kind: k, wds: map[string]int32{}, objs: map[int32]string{}}
+		var err error
+		if k.Inotify {
+			g.in, err = inotify.Init(unix.IN_NONBLOCK)
+		} else {
+			g.fan, err = initGroup(k.Init | unix.FAN_NONBLOCK)
+		}
+		if err != nil {
+			return nil, err
+		}
+		gs[i] = g
+	}
+	defer func() {
+		for _, g := range gs {
+			if g == nil {
+				continue
+			}
+			if g.in != nil {
+				g.in.Close()
+			} else {
+				g.fan.CloseAsync()
+			}
+		}
+	}()
+	path := func(obj string) string { return filepath.Join(dir, obj) }
+	out := make([]Obs, len(s.Steps))
+	for i, st := range s.Steps {
+		if gone := removes(st); gone != "" {
+			// The pin goes first: with the dentry held elsewhere, d_delete
+			// would leave the inode (and FS_DELETE_SELF) for the last dput.
+			if fd, ok := pins[gone]; ok {
+				unix.Close(fd)
+				delete(pins, gone)
+			}
+		}
+		// Content groups may get permission events, which block the actor
+		// until answered: while it acts, a responder per such group allows
+		// each one and keeps every event it read.
+		var rs []*responder
+		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" {
+			for gi, g := range gs {
+				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
+					rs = append(rs, respond(g))
+				}
+			}
+		}
+		res, err := r.step(st, gs, path)
+		for _, rp := range rs {
+			if rerr := rp.finish(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("step %d (%s): %w", i+1, st, err)
+		}
+		if (st.Op == "create" || st.Op == "mkdir") && res == "" {
+			if err := pin(pins, handles, dir, st.Obj); err != nil {
+				return nil, fmt.Errorf("step %d: %w", i+1, err)
+			}
+		}
+		var evs []model.Event
+		for gi, g := range gs {
+			got, err := r.drain(gi, g, dir, handles)
+			if err != nil {
+				return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
+			}
+			evs = append(evs, got...)
+		}
+		out[i] = observe(kinds, res, evs)
+		if st.Op == "rename" && res == "" {
+			renamed(st.Obj, st.To, pins, handles, gs)
+		}
+	}
+	return out, nil
+}
+
+// removes returns the name whose inode a step may remove: the object of
+// unlink and rmdir, the target of a rename.
+func removes(st Step) string {
+	switch st.Op {
+	case "unlink", "rmdir":
+		return st.Obj
+	case "rename":
+		return st.To
+	}
+	return ""
+}
+
+// renamed moves the run's names after a rename (after the step's events
+// were named: they are the old names, as in the model).
+func renamed(from, to string, pins map[string]int, handles map[string]string, gs []*group) {
+	move := func(n string) string {
+		if n == from {
+			return to
+		}
+		if rest, ok := strings.CutPrefix(n, from+"/"); ok {
+			return to + "/" + rest
+		}
+		return n
+	}
+	np := map[string]int{}
+	for n, fd := range pins {
+		np[move(n)] = fd
+	}
+	clear(pins)
+	for n, fd := range np {
+		pins[n] = fd
+	}
+	for h, n := range handles {
+		handles[h] = move(n)
+	}
+	for _, g := range gs {
+		if g.in == nil {
+			continue
+		}
+		nw := map[string]int32{}
+		for n, wd := range g.wds {
+			if n == to { // the overwritten target's watch is gone
+				continue
+			}
+			nw[move(n)] = wd
+		}
+		g.wds = nw
+		for wd, n := range g.objs {
+			g.objs[wd] = move(n)
+		}
+	}
+}
+
+// pin holds an O_PATH descriptor on obj for the length of the run (until
+// it is removed), so that its inode stays in memory and no mark, evictable
+// or not, goes with an inode evicted by someone's drop_caches; and learns
+// obj's file handle, to name the objects of FID records.
+func pin(pins map[string]int, handles map[string]string, dir, obj string) error {
+	p := filepath.Join(dir, obj)
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("pin %s: %w", p, err)
+	}
+	pins[obj] = fd
+	if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, p, 0); err == nil {
+		handles[fmt.Sprintf("%x", h.Bytes())] = obj
+	}
+	return nil
+}
+
+func (r *runner) step(st Step, gs []*group, path func(string) string) (string, error) {
+	p := path(st.Obj)
+	switch st.Op {
+	case "mark":
+		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
+			p = r.root
+		}
+		e, err := errnoOf(unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p))
+		return errnoText(e), err
+	case "watch":
+		g := gs[st.Group]
+		wd, err := unix.InotifyAddWatch(g.in.Fd(), p, st.Mask)
+		e, err := errnoOf(err)
+		if err != nil || e != 0 {
+			return errnoText(e), err
+		}
+		g.wds[st.Obj], g.objs[int32(wd)] = int32(wd), st.Obj
+		return fmt.Sprintf("wd=%d", wd), nil
+	case "rmwatch":
+		g := gs[st.Group]
+		wd, ok := g.wds[st.Obj]
+		if !ok {
+			wd = 1 << 30 // a wd no watch has
+		}
+		_, err := unix.InotifyRmWatch(g.in.Fd(), uint32(wd))
+		e, err := errnoOf(err)
+		return errnoText(e), err
+	case "":
+		return "", fmt.Errorf("empty step")
+	}
+	var err error
+	if st.Op == "rename" {
+		err = r.a.Rename(p, path(st.To))
+	} else {
+		err = r.act(st.Op, p, isDirName[st.Obj])
+	}
+	e, err := errnoOf(err)
+	if err != nil || e == 0 {
+		return "", err
+	}
+	return errnoText(e), nil
+}
+
+// act does one file operation in the actor (see model.World's hooks for
+// the fsnotify hooks each calls).
+func (r *runner) act(op, p string, isDir bool) error {
+	a := r.a
+	switch op {
+	case "read":
+		_, err := a.ReadFile(p, 1)
+		return err
+	case "write":
+		fd, err := a.Open(p, unix.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := a.Write(fd, []byte("w")); err != nil {
+			a.Close(fd)
+			return err
+		}
+		return a.Close(fd)
+	case "opendir":
+		fd, err := a.Open(p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return err
+		}
+		return a.Close(fd)
+	case "chmod":
+		mode := uint32(0o644)
+		if isDir {
+			mode = 0o755
+		}
+		return a.Chmod(p, mode)
+	case "create":
+		fd, err := a.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return a.Close(fd)
+	case "mkdir":
+		return a.Mkdir(p, 0o755)
+	case "unlink":
+		return a.Unlink(p)
+	case "rmdir":
+		return a.Rmdir(p)
+	}
+	return fmt.Errorf("unknown operation %q", op)
+}
+
+// drain reads a group's queue (events are queued before the actor's call
+// returned) and names each event's object the way the model does.
+func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) ([]model.Event, error) {
+	var out []model.Event
+	pid := int32(r.a.Pid())
+	if g.in != nil {
+		evs, err := g.in.Drain()
+		for _, e := range evs {
+			obj, ok := g.objs[e.Wd]
+			if !ok {
+				obj = fmt.Sprintf("wd%d?", e.Wd)
+			}
+			out = append(out, model.Event{Group: gi, Obj: obj, Name: e.Name, Mask: uint32(e.Mask)})
+		}
+		return out, err
+	}
+	evs, err := g.fan.Drain()
+	evs = append(g.answered, evs...)
+	g.answered = nil
+	for _, e := range evs {
+		obj, rec := "?", ""
+		switch {
+		case e.Path != "":
+			obj = relObj(dir, e.Path)
+		case len(e.Info) > 0:
+			in := e.Info[0]
+			if o, ok := handles[in.Handle]; ok {
+				obj = o
+			} else {
+				obj = "fid:" + in.Handle
+			}
+			if g.kind.DirName {
+				// A DFID_NAME record names the entry (or the directory
+				// itself with "."); the model keys it the same way.
+				switch in.Type {
+				case unix.FAN_EVENT_INFO_TYPE_DFID_NAME:
+					rec = "dfid_name"
+					if in.Name != "." {
+						obj = path.Join(obj, in.Name)
+					}
+				case unix.FAN_EVENT_INFO_TYPE_FID:
+					rec = "fid"
+				default:
+					rec = fmt.Sprintf("info type %d", in.Type)
+				}
+				if len(e.Info) > 1 {
+					rec += fmt.Sprintf(" +%d records", len(e.Info)-1)
+				}
+			}
+		}
+		if e.Pid != pid {
+			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
+		}
+		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask), Rec: rec})
+	}
+	return out, err
+}
+
+func relObj(dir, p string) string {
+	if p == dir {
+		return "."
+	}
+	if rel, ok := strings.CutPrefix(p, dir+"/"); ok {
+		return rel
+	}
+	return p
+}
+
+// initGroup opens a fanotify group. EMFILE means the user's groups are at
+// fs.fanotify.max_user_groups: groups this run closed are still being
+// destroyed (an SRCU grace period each), or other suites on the machine
+// hold many; it waits for them up to 5s before giving up.
+func initGroup(flags uint) (*fanotify.Group, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g, err := fanotify.Init(flags, unix.O_RDONLY)
+		if !errors.Is(err, unix.EMFILE) || time.Now().After(deadline) {
+			if errors.Is(err, unix.EMFILE) {
+				err = fmt.Errorf("%w (fs.fanotify.max_user_groups reached for 5s)", err)
+			}
+			return g, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// askedPerm reports whether an earlier step asked for a permission event in
+// group g's marks (only then can one arrive; whether the call succeeded is
+// the kernel's business).
+func askedPerm(steps []Step, g int) bool {
+	for _, st := range steps {
+		if st.Op == "mark" && st.Group == g && st.Flags&unix.FAN_MARK_ADD != 0 &&
+			st.Mask&(unix.FAN_OPEN_PERM|unix.FAN_ACCESS_PERM|unix.FAN_OPEN_EXEC_PERM) != 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/model"
+)
+
+// The tree every scenario starts from, in its own directory: "." (the
+// scenario directory), two files, a subdirectory and a file in it.
+var tree = map[string]bool{".": true, "f": false, "g": false, "s": true, "s/h": false}
+
+// objects lists the tree in a fixed order (generation must not depend on map order).
+var objects = []string{".", "f", "g", "s", "s/h"}
+
+// Names that create and mkdir make (and unlink and rmdir remove), with
+// their kind; every other name is in tree.
+var (
+	newFiles  = []string{"n", "s/n"}
+	newDirs   = []string{"e", "s/e"}
+	isDirName = map[string]bool{".": true, "s": true, "e": true, "s/e": true}
+	allNames  = []string{".", "f", "g", "s", "s/h", "n", "s/n", "e", "s/e"}
+	children  = map[string][]string{".": {"f", "g", "s", "n", "e"}, "s": {"s/h", "s/n", "s/e"}}
+)
+
+// The group kinds a scenario draws from.
+var (
+	kindNotif   = model.GroupKind{Name: "notif", Init: unix.FAN_CLASS_NOTIF}
+	kindContent = model.GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT, Perm: true}
+	kindFID     = model.GroupKind{Name: "fid", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_FID, FID: true}
+	kindPre     = model.GroupKind{Name: "pre_content", Init: unix.FAN_CLASS_PRE_CONTENT, Perm: true}
+	kindDFID    = model.GroupKind{Name: "dfid_name", Init: unix.FAN_CLASS_NOTIF | unix.FAN_REPORT_DFID_NAME, FID: true, DirName: true}
+	kindInotify = model.GroupKind{Name: "inotify", Inotify: true}
+)
+
+var kindsByName = map[string]model.GroupKind{
+	"notif": kindNotif, "content": kindContent, "pre_content": kindPre, "fid": kindFID, "dfid_name": kindDFID, "inotify": kindInotify,
+}
+
+// Step is one step of a scenario: a mark call, an inotify watch call, or a
+// file operation by the actor.
+type Step struct {
+	Op    string // "mark", "watch", "rmwatch", or an actor operation: read, write, opendir, chmod
+	Group int    `json:",omitempty"`
+	Flags uint   `json:",omitempty"` // fanotify_mark(2) flags
+	Mask  uint32 `json:",omitempty"` // fanotify mask, or inotify mask with IN_MASK_ADD / IN_ONESHOT
+	Obj   string `json:",omitempty"` // tree object ("" for mount and filesystem marks)
+	To    string `json:",omitempty"` // rename: the new name
+}
+
+// Scenario is one generated (or shrunk) script.
+type Scenario struct {
+	Seed   int64
+	Groups []string // group kind names
+	Steps  []Step
+}
+
+func (s *Scenario) kinds() []model.GroupKind {
+	out := make([]model.GroupKind, len(s.Groups))
+	for i, n := range s.Groups {
+		out[i] = kindsByName[n]
+	}
+	return out
+}
+
+func (st Step) String() string {
+	switch st.Op {
+	case "mark":
+		where := st.Obj
+		switch {
+		case st.Flags&unix.FAN_MARK_FILESYSTEM != 0:
+			where = "<fs root>"
+		case st.Flags&unix.FAN_MARK_MOUNT != 0:
+			where = "<mount root>"
+		}
+		return fmt.Sprintf("g%d fanotify_mark(%s, %s, %s)", st.Group, fanotify.MarkFlagsString(st.Flags), fanotify.Mask(st.Mask), where)
+	case "watch":
+		return fmt.Sprintf("g%d inotify_add_watch(%s, %s)", st.Group, st.Obj, inotify.Mask(st.Mask))
+	case "rmwatch":
+		return fmt.Sprintf("g%d inotify_rm_watch(wd of %s)", st.Group, st.Obj)
+	}
+	if st.Op == "rename" {
+		return fmt.Sprintf("actor rename %s -> %s", st.Obj, st.To)
+	}
+	return fmt.Sprintf("actor %s %s", st.Op, st.Obj)
+}
+
+// Script renders the scenario as a numbered script.
+func (s *Scenario) Script() string {
+	var b strings.Builder
+	for i, g := range s.Groups {
+		fmt.Fprintf(&b, "  g%d = %s\n", i, g)
+	}
+	for i, st := range s.Steps {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, st)
+	}
+	return b.String()
+}
+
+// Row renders the scenario as a row for the regressions table (regressions.go).
+func (s *Scenario) Row(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\n\tName: %q,\n\tDoc: \"TODO: what it shows, with its source\",\n\tScenario: Scenario{Seed: %d, Groups: %#v, Steps: []Step{\n", name, s.Seed, s.Groups)
+	for _, st := range s.Steps {
+		to := ""
+		if st.To != "" {
+			to = fmt.Sprintf(", To: %q", st.To)
+		}
+		fmt.Fprintf(&b, "\t{Op: %q, Group: %d, Flags: %#x, Mask: %#x, Obj: %q%s}, // %s\n", st.Op, st.Group, st.Flags, st.Mask, st.Obj, to, st)
+	}
+	b.WriteString("}}},")
+	return b.String()
+}
+
+// Generator draws scenarios. kinds are the group kinds this kernel and
+// filesystem support.
+type Generator struct {
+	Kinds []string
+}
+
+var (
+	// Inode events, which only FID groups may mark (FAN_ATTRIB, dirent and self events).
+	fidEvents = []uint32{unix.FAN_ATTRIB, unix.FAN_CREATE, unix.FAN_DELETE, unix.FAN_DELETE_SELF, unix.FAN_MOVE_SELF, unix.FAN_MOVED_FROM, unix.FAN_MOVED_TO}
+	// OPEN is drawn most: every operation opens, so marks and ignore masks
+	// drawn from it meet each other and the actions most often.
+	fanEvents = []uint32{unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_OPEN, unix.FAN_ACCESS, unix.FAN_MODIFY, unix.FAN_CLOSE_WRITE, unix.FAN_CLOSE_NOWRITE}
+	inEvents  = []uint32{unix.IN_OPEN, unix.IN_OPEN, unix.IN_ACCESS, unix.IN_MODIFY, unix.IN_CLOSE_WRITE, unix.IN_CLOSE_NOWRITE, unix.IN_ATTRIB,
+		unix.IN_CREATE, unix.IN_DELETE, unix.IN_DELETE_SELF, unix.IN_MOVE_SELF, unix.IN_MOVED_FROM, unix.IN_MOVED_TO}
+	// markObjects weighs the directories (parents of the others) up.
+	markObjects = []string{".", ".", "s", "s", "f", "s/h", "g"}
+)
+
+// Scenario returns the scenario of a seed: the same seed and kinds give the same scenario.
+func (gen Generator) Scenario(seed int64) *Scenario {
+	r := rand.New(rand.NewSource(seed))
+	s := &Scenario{Seed: seed}
+	n := pick(r, []int{1, 1, 2, 2, 2, 2, 3, 3, 3, 4})
+	for i := 0; i < n; i++ {
+		s.Groups = append(s.Groups, gen.Kinds[r.Intn(len(gen.Kinds))])
+	}
+	steps := 5 + r.Intn(9)
+	exists := map[string]bool{}
+	for n := range tree {
+		exists[n] = true
+	}
+	if s.Groups[0] != "inotify" && r.Intn(2) == 0 {
+		// Half the scenarios start with a mark that reports much (a mount,
+		// filesystem or directory mark), which the later ignore masks and
+		// other groups' marks then interact with.
+		st := Step{Op: "mark", Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM, 0}),
+			Mask: unix.FAN_OPEN | pick(r, fanEvents)}
+		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) == 0 {
+			st.Obj = "."
+			st.Mask |= unix.FAN_EVENT_ON_CHILD
+		}
+		if r.Intn(2) == 0 {
+			st.Mask |= unix.FAN_ONDIR
+		}
+		if (s.Groups[0] == "fid" || s.Groups[0] == "dfid_name") && st.Flags&unix.FAN_MARK_MOUNT == 0 {
+			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB
+			if st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
+				st.Mask |= unix.FAN_DELETE_SELF
+			}
+		}
+		s.Steps = append(s.Steps, st)
+	} else if s.Groups[0] == "inotify" && r.Intn(2) == 0 {
+		// or with a directory watch that sees much.
+		s.Steps = append(s.Steps, Step{Op: "watch", Obj: pick(r, []string{".", "s"}),
+			Mask: unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF | pick(r, inEvents)})
+	}
+	for i := len(s.Steps); i < steps; i++ {
+		g := r.Intn(n)
+		if r.Intn(100) < 60 {
+			if s.Groups[g] == "inotify" {
+				s.Steps = append(s.Steps, genWatch(r, g, s.Steps))
+			} else {
+				s.Steps = append(s.Steps, genMark(r, g, s.Groups[g], s.Steps))
+			}
+			continue
+		}
+		s.Steps = append(s.Steps, genAct(r, s.Steps, exists))
+	}
+	return s
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
+
+// earlier returns a random earlier step with op (for steps that reuse an
+// earlier target: an ignore mask on a marked object, a removal of what was
+// added, an action under a mark), or false.
+func earlier(r *rand.Rand, prev []Step, ops ...string) (Step, bool) {
+	var c []Step
+	for _, st := range prev {
+		for _, op := range ops {
+			if st.Op == op && (st.Obj != "" || op == "mark") {
+				c = append(c, st)
+			}
+		}
+	}
+	if len(c) == 0 {
+		return Step{}, false
+	}
+	return pick(r, c), true
+}
+
+// genAct draws a file operation; exists is the generator's idea of the
+// tree (it follows the operations it drew), so that most operations find
+// their object, and some do not.
+// ignoredDir returns an earlier ignore mask of another group than g on a
+// directory: marking or watching that directory for the same events (so it
+// watches its children) is how one group's mark changes what another's
+// ignore mask meets.
+func ignoredDir(r *rand.Rand, prev []Step, g int) (Step, bool) {
+	var c []Step
+	for _, st := range prev {
+		if st.Op == "mark" && st.Group != g && isDirName[st.Obj] &&
+			st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) != 0 && st.Flags&unix.FAN_MARK_ADD != 0 {
+			c = append(c, st)
+		}
+	}
+	if len(c) == 0 {
+		return Step{}, false
+	}
+	return pick(r, c), true
+}
+
+func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
+	var present, absentFiles, absentDirs []string
+	for _, n := range allNames {
+		switch {
+		case exists[n]:
+			present = append(present, n)
+		case exists[parentName(n)] && isDirName[n]:
+			absentDirs = append(absentDirs, n)
+		case exists[parentName(n)]:
+			absentFiles = append(absentFiles, n)
+		}
+	}
+	obj := pick(r, present)
+	if st, ok := earlier(r, prev, "mark", "watch"); ok && st.Obj != "" && r.Intn(2) == 0 {
+		obj = st.Obj
+		if kids := children[obj]; len(kids) > 0 && r.Intn(2) == 0 { // a child of a marked directory
+			obj = pick(r, kids)
+		}
+	}
+	if n := len(prev); n > 0 && prev[n-1].Op == "rename" && exists[prev[n-1].To] && r.Intn(5) < 3 {
+		obj = prev[n-1].To // act on what was just moved: its new parent must see it
+	}
+	st := Step{Obj: obj}
+	if r.Intn(3) == 0 {
+		// Change the tree: make a new name, or remove one.
+		switch x := r.Intn(8); {
+		case x < 2 && len(absentFiles) > 0:
+			st = Step{Op: "create", Obj: pick(r, absentFiles)}
+		case x < 3 && len(absentDirs) > 0:
+			st = Step{Op: "mkdir", Obj: pick(r, absentDirs)}
+		case x < 5 && obj != ".":
+			// Renames keep to one kind (file names to file names, directory
+			// names to directory names), moving across directories too.
+			st.Op = "rename"
+			if isDirName[obj] {
+				st.To = pick(r, []string{"e", "s/e", "s"})
+			} else {
+				st.To = pick(r, []string{"f", "g", "n", "s/h", "s/n"})
+				// Most often across directories: into or out of a watched one.
+				if parentName(st.To) == parentName(obj) && r.Intn(3) > 0 {
+					st.To = map[string]string{"f": "s/n", "g": "s/h", "n": "s/n", "s/h": "g", "s/n": "n"}[st.To]
+				}
+			}
+			if st.To == obj || strings.HasPrefix(st.To, obj+"/") {
+				st = Step{Op: "opendir", Obj: "."}
+			}
+		case x < 7 && !isDirName[obj]:
+			st.Op = "unlink"
+		case obj != "." && isDirName[obj]:
+			st.Op = "rmdir"
+		}
+	}
+	if st.Op == "" {
+		switch {
+		case isDirName[obj] && r.Intn(4) == 0:
+			st.Op = "chmod"
+		case isDirName[obj]:
+			st.Op = "opendir"
+		default:
+			st.Op = pick(r, []string{"read", "read", "write", "write", "chmod"})
+		}
+	}
+	ok := exists[parentName(st.Obj)]
+	switch st.Op {
+	case "create", "mkdir":
+		exists[st.Obj] = ok
+	case "unlink":
+		delete(exists, st.Obj)
+	case "rename":
+		if exists[st.Obj] && exists[parentName(st.To)] {
+			delete(exists, st.Obj)
+			exists[st.To] = true
+		}
+	case "rmdir":
+		empty := true
+		for n := range exists {
+			if parentName(n) == st.Obj {
+				empty = false
+			}
+		}
+		if empty {
+			delete(exists, st.Obj)
+		}
+	}
+	return st
+}
+
+func parentName(n string) string {
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		return n[:i]
+	}
+	return "."
+}
+
+func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
+	fid := kind == "fid" || kind == "dfid_name"
+	if r.Intn(5) == 0 {
+		return genRemove(r, g, prev)
+	}
+	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_ADD}
+	switch x := r.Intn(10); {
+	case x < 6:
+		st.Obj = pick(r, markObjects)
+	case x < 8:
+		st.Flags |= unix.FAN_MARK_MOUNT
+	default:
+		st.Flags |= unix.FAN_MARK_FILESYSTEM
+	}
+	st.Mask = pick(r, fanEvents)
+	if r.Intn(3) == 0 {
+		st.Mask |= pick(r, fanEvents)
+	}
+	if ((kind == "content" || kind == "pre_content") && r.Intn(5) < 2) || r.Intn(40) == 0 {
+		// Permission events (a content group answers them: the runner allows).
+		st.Mask |= pick(r, []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN_PERM, unix.FAN_ACCESS_PERM})
+	}
+	if (fid && r.Intn(5) < 2) || r.Intn(40) == 0 {
+		st.Mask |= pick(r, fidEvents)
+		if isDirName[st.Obj] || st.Flags&unix.FAN_MARK_FILESYSTEM != 0 {
+			st.Mask |= unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_MOVE
+		}
+	}
+	switch x := r.Intn(20); {
+	case x < 7:
+	case x < 11:
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK
+	case x < 14:
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY
+	case x < 18:
+		st.Flags |= unix.FAN_MARK_IGNORE | unix.FAN_MARK_IGNORED_SURV_MODIFY
+	default:
+		st.Flags |= unix.FAN_MARK_IGNORE
+	}
+	if st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) != 0 && r.Intn(3) > 0 {
+		// An ignore mask, most often on a directory (a parent of the
+		// objects acted on), ignoring what an earlier mark reports.
+		st.Obj, st.Flags = pick(r, []string{".", ".", "s", "s", "f", "s/h"}), st.Flags&^(unix.FAN_MARK_MOUNT|unix.FAN_MARK_FILESYSTEM)
+		if p, ok := earlier(r, prev, "mark"); ok && p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD) != 0 {
+			st.Mask = p.Mask &^ (unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
+		}
+	}
+	if p, ok := ignoredDir(r, prev, g); ok && st.Flags&(unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORE) == 0 && r.Intn(3) == 0 {
+		st.Obj, st.Flags = p.Obj, unix.FAN_MARK_ADD
+		st.Mask = p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD) | unix.FAN_EVENT_ON_CHILD
+	}
+	if r.Intn(20) == 0 {
+		st.Flags |= unix.FAN_MARK_EVICTABLE
+	}
+	if r.Intn(25) == 0 {
+		st.Flags |= unix.FAN_MARK_ONLYDIR
+	}
+	if r.Intn(5) < 2 {
+		st.Mask |= unix.FAN_ONDIR
+	}
+	if r.Intn(5) < 2 {
+		st.Mask |= unix.FAN_EVENT_ON_CHILD
+	}
+	return st
+}
+
+// genRemove draws a FAN_MARK_REMOVE, most often of what an earlier step added.
+func genRemove(r *rand.Rand, g int, prev []Step) Step {
+	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_REMOVE, Obj: pick(r, markObjects), Mask: pick(r, fanEvents)}
+	if p, ok := earlier(r, prev, "mark"); ok && r.Intn(10) < 7 {
+		st.Obj, st.Mask = p.Obj, p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD)
+		st.Flags |= p.Flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_MOUNT | unix.FAN_MARK_FILESYSTEM)
+		if st.Mask == 0 {
+			st.Mask = unix.FAN_OPEN
+		}
+	}
+	if r.Intn(4) == 0 {
+		st.Flags |= unix.FAN_MARK_IGNORED_MASK
+	}
+	return st
+}
+
+func genWatch(r *rand.Rand, g int, prev []Step) Step {
+	st := Step{Op: "watch", Group: g, Obj: pick(r, markObjects)}
+	if r.Intn(6) == 0 {
+		st.Op = "rmwatch"
+		if p, ok := earlier(r, prev, "watch"); ok {
+			st.Obj = p.Obj
+		}
+		return st
+	}
+	if p, ok := earlier(r, prev, "watch", "mark"); ok && p.Obj != "" {
+		switch r.Intn(6) {
+		case 0, 1:
+			st.Obj = p.Obj
+		case 2, 3: // the parent or a child of a watched object: both see its events
+			if kids := children[p.Obj]; len(kids) > 0 {
+				st.Obj = pick(r, kids)
+			} else {
+				st.Obj = parentName(p.Obj)
+			}
+		}
+	}
+	st.Mask = pick(r, inEvents)
+	if r.Intn(3) == 0 {
+		st.Mask |= pick(r, inEvents)
+	}
+	if r.Intn(4) == 0 {
+		st.Mask |= unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
+	}
+	if r.Intn(3) == 0 {
+		st.Mask |= unix.IN_MASK_ADD
+	}
+	if r.Intn(6) == 0 {
+		st.Mask |= unix.IN_ONESHOT
+	}
+	if r.Intn(25) == 0 {
+		st.Mask |= unix.IN_ONLYDIR
+	}
+	var own []Step
+	for _, p := range prev {
+		if p.Op == "watch" && p.Group == g {
+			own = append(own, p)
+		}
+	}
+	if len(own) > 0 && r.Intn(3) == 0 {
+		// The parent or a child of this instance's own watch, for the
+		// same events: both watches see the child's events.
+		p := pick(r, own)
+		if kids := children[p.Obj]; len(kids) > 0 {
+			st.Obj = pick(r, kids)
+		} else {
+			st.Obj = parentName(p.Obj)
+		}
+		st.Mask = p.Mask &^ (unix.IN_MASK_ADD | unix.IN_ONESHOT)
+	}
+	if p, ok := ignoredDir(r, prev, g); ok && r.Intn(2) == 0 {
+		st.Obj, st.Mask = p.Obj, p.Mask&(unix.IN_OPEN|unix.IN_ACCESS|unix.IN_MODIFY|unix.IN_CLOSE)
+		if st.Mask == 0 {
+			st.Mask = unix.IN_OPEN
+		}
+	}
+	return st
+}
