@@ -44,14 +44,12 @@ var opts struct {
 
 // registerFlags adds the explorer's flags to the command line (Suite.Flags).
 func registerFlags(fs *flag.FlagSet) {
-	{
-		fs.Int64Var(&opts.seed, "seed", defaultSeed, "first seed of the range")
-		fs.IntVar(&opts.n, "n", defaultN, "scenarios per filesystem")
-		fs.DurationVar(&opts.duration, "duration", 25*time.Second, "stop drawing scenarios after this long per filesystem, said in a note (0: run all -n; a safety cap for slow VMs)")
-		fs.StringVar(&opts.fault, "model-fault", "", "plant this wrong rule in the model ('list' prints the names)")
-		fs.Func("record", "write the kernel's observations of the seed range to `FILE` (JSON)", setRecord)
-		fs.Func("against", "replay the scenarios recorded in `FILE` by -record and list every difference", loadAgainst)
-	}
+	fs.Int64Var(&opts.seed, "seed", defaultSeed, "first seed of the range")
+	fs.IntVar(&opts.n, "n", defaultN, "scenarios per filesystem")
+	fs.DurationVar(&opts.duration, "duration", 25*time.Second, "stop drawing scenarios after this long per filesystem, said in a note (0: run all -n; a safety cap for slow VMs)")
+	fs.StringVar(&opts.fault, "model-fault", "", "plant this wrong rule in the model ('list' prints the names)")
+	fs.Func("record", "write the kernel's observations of the seed range to `FILE` (JSON)", setRecord)
+	fs.Func("against", "replay the scenarios recorded in `FILE` by -record and list every difference", loadAgainst)
 }
 
 func main() {
