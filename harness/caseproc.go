@@ -145,7 +145,7 @@ func (p *caseProcess) onSignal() {
 	}
 	release()
 	if t != nil {
-		p.writeStopped(t, in, logs, fmt.Sprintf("interrupted by %s; fanotify groups closed, actors killed", unix.SignalName(sig.(syscall.Signal))), tap.Result{OK: false, Name: in.name})
+		p.writeStopped(t, in, logs, fmt.Sprintf(tap.StoppedBySignal+"%s; fanotify groups closed, actors killed", unix.SignalName(sig.(syscall.Signal))), tap.Result{OK: false, Name: in.name})
 		p.tell("done %d %s", i, outcomeNames[failed])
 	}
 	os.Exit(128 + int(sig.(syscall.Signal)))

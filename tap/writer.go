@@ -182,6 +182,12 @@ func (w *Writer) SetCount(n int) {
 // passed, failed, broken, skipped and warnings, one per line). They are not
 // TAP: print them only after a stream's last line, and only for LTP's tools
 // (-exit ltp); TAP consumers that are not strict ignore them.
+// StoppedBySignal begins the reason a binary gives, in the diagnostic right
+// before its result line, for the case a signal stopped ("NAME: interrupted
+// by SIGTERM; ..."). A runner that killed the binary reads it: that case is
+// reported already, and every later one did not run.
+const StoppedBySignal = "interrupted by "
+
 func LTPSummary(w io.Writer, passed, failed, broken, skipped, warnings int) error {
 	_, err := fmt.Fprintf(w, "\nSummary:\npassed   %d\nfailed   %d\nbroken   %d\nskipped  %d\nwarnings %d\n",
 		passed, failed, broken, skipped, warnings)

@@ -7,6 +7,7 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -90,6 +91,18 @@ func closingLines(st *tap.Node, cases []ListedCase, killed, why string) []string
 			last = max(last, c.Number)
 		}
 	}
+	stopped := ""
+	// The harness reports the case a signal stopped itself (not ok, after
+	// a tap.StoppedBySignal diagnostic): then the runner's kill stopped no
+	// other case, and every unreported one is a case that did not run.
+	if i := slices.IndexFunc(st.Children, func(c *tap.Node) bool { return c.Number == last }); i >= 0 {
+		c := st.Children[i]
+		if c.Status == tap.StatusFail && slices.ContainsFunc(c.Diagnostics, func(d string) bool {
+			return strings.HasPrefix(d, c.Name+": "+tap.StoppedBySignal)
+		}) {
+			why, stopped = "", c.Name
+		}
+	}
 	var rest []ListedCase
 	for _, c := range cases {
 		if !reported[c.Name] {
@@ -109,6 +122,9 @@ func closingLines(st *tap.Node, cases []ListedCase, killed, why string) []string
 		w.Plan(len(cases))
 	}
 	w.SetCount(last)
+	if stopped != "" {
+		w.Diag(fmt.Sprintf("fsnsuite: %s while %s ran (reported above)", killed, stopped))
+	}
 	for i, c := range rest {
 		r := tap.Result{OK: true, Name: c.Name, Directive: tap.Skip, Reason: "not run: " + killed}
 		if i == 0 && why != "" {
