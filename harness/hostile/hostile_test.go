@@ -41,13 +41,7 @@ var (
 // its SIGKILL). They are run and shown; a failure of one of them does not
 // fail `make hostile` until that work is merged, and a pass is reported so
 // the entry can be removed.
-var expectedToFailUntilMerged = map[string]string{
-	"results_dir_full":        "runner: the TAP on stdout must stay complete when the results directory fills",
-	"results_dir_readonly":    "runner: an unusable -results is a usage error (exit 2)",
-	"runtest_quoted":          "runner: a runtest command with quotes is split on spaces",
-	"runner_kill":             "runner: binaries outlive a SIGKILLed runner (no parent-death signal)",
-	"runner_negative_timeout": "runner: a negative -timeout or -case-timeout is a usage error, not 'no limit'",
-}
+var expectedToFailUntilMerged = map[string]string{}
 
 // h is one condition's context.
 type h struct {
