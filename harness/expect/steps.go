@@ -111,3 +111,16 @@ func ErrnoText(e unix.Errno) string {
 	}
 	return feature.ErrnoName(e)
 }
+
+// Queued returns ioctl(FIONREAD) on the inotify or fanotify descriptor fd:
+// the bytes read(2) would return now. FIONREAD is TIOCINQ's number on every
+// Linux architecture (asm-generic/ioctls.h and the arch ones);
+// golang.org/x/sys/unix names it only as TIOCINQ. An error stops the case.
+func Queued(t FatalTB, fd int) int {
+	t.Helper()
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	if err != nil {
+		t.Fatalf("ioctl(FIONREAD): %v", err)
+	}
+	return n
+}

@@ -445,6 +445,8 @@ var (
 	ReportTargetFID = New("FAN_REPORT_TARGET_FID", "5.17", initProbe(unix.FAN_REPORT_DFID_NAME_TARGET)).needing(Fanotify)
 	ReportPidfd     = New("FAN_REPORT_PIDFD", "5.15", initProbe(unix.FAN_REPORT_PIDFD)).needing(Fanotify)
 	ReportMnt       = New("FAN_REPORT_MNT", "6.14", initProbe(unix.FAN_REPORT_MNT)).needing(Fanotify)
+	ReportTID       = New("FAN_REPORT_TID", "4.20", initProbe(unix.FAN_REPORT_TID)).needing(Fanotify)
+	ReportFdError   = New("FAN_REPORT_FD_ERROR", "6.13", initProbe(unix.FAN_REPORT_FD_ERROR)).needing(Fanotify)
 	RenameEvent     = New("FAN_RENAME", "5.17", markProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)).needing(Fanotify)
 	MarkEvictable   = New("FAN_MARK_EVICTABLE", "5.19", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_EVICTABLE, unix.FAN_OPEN)).needing(Fanotify)
 	// FAN_MARK_IGNORE on a directory needs FAN_MARK_IGNORED_SURV_MODIFY, or EISDIR.

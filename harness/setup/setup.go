@@ -32,12 +32,47 @@ func WriteFileMode(t TB, path string, data []byte, mode os.FileMode) {
 	}
 }
 
-// Mkdir makes the directory path, mode 0755.
-func Mkdir(t TB, path string) {
+// Mkdir makes each directory of paths, in order, mode 0755.
+func Mkdir(t TB, paths ...string) {
 	t.Helper()
-	if err := os.Mkdir(path, 0o755); err != nil {
-		t.Fatalf("setup: %v", err)
+	for _, p := range paths {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
 	}
+}
+
+// Touch creates each file of paths empty (or truncates it), mode 0644.
+func Touch(t TB, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		WriteFileMode(t, p, nil, 0o644)
+	}
+}
+
+// Open opens path with flags|O_CLOEXEC and closes the descriptor at cleanup.
+func Open(t TB, path string, flags int) int {
+	t.Helper()
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: open %s: %v", path, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// ClosedFd returns a descriptor number that was open a moment ago and is
+// closed now (dup of fd, then close), for EBADF expectations.
+func ClosedFd(t TB, fd int) int {
+	t.Helper()
+	closed, err := unix.Dup(fd)
+	if err != nil {
+		t.Fatalf("setup: dup: %v", err)
+	}
+	if err := unix.Close(closed); err != nil {
+		t.Fatalf("setup: close: %v", err)
+	}
+	return closed
 }
 
 // Stat stats path; the lookup also leaves its dentry in the dcache.

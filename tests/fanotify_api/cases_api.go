@@ -11,6 +11,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 var apiCases = []harness.Case{
@@ -102,7 +103,7 @@ func initFlagsInvalid(t *harness.T) {
 			if err == nil {
 				unix.Close(fd)
 			}
-			wantErrno(t, fmt.Sprintf("fanotify_init(%s, %#x)", fanotify.InitFlagsString(r.flags), r.eventFlags), err, r.want)
+			expect.Errno(t, fmt.Sprintf("fanotify_init(%s, %#x)", fanotify.InitFlagsString(r.flags), r.eventFlags), err, r.want)
 		})
 	}
 }
@@ -117,7 +118,7 @@ func initFlagsInvalid(t *harness.T) {
 // the kernel may add its own (O_LARGEFILE on 64-bit).
 func initAndEventFdFlags(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	a := t.Actor()
 	fdFlags := func(fd int) (cloexec bool, fl int) {
 		t.Helper()
@@ -218,7 +219,7 @@ func initUnprivileged(t *harness.T) {
 				}
 				return err
 			})
-			wantErrno(t, "fanotify_init("+fanotify.InitFlagsString(r.flags)+") without CAP_SYS_ADMIN", err, r.want)
+			expect.Errno(t, "fanotify_init("+fanotify.InitFlagsString(r.flags)+") without CAP_SYS_ADMIN", err, r.want)
 		})
 	}
 	if !fidOK {
@@ -226,7 +227,7 @@ func initUnprivileged(t *harness.T) {
 	}
 	t.Run("unprivileged_group_marks", func(t *harness.T) {
 		f := t.Path("f")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		var gfd int
 		err := withoutCaps(capSysAdmin, func() (err error) {
@@ -253,7 +254,7 @@ func initUnprivileged(t *harness.T) {
 			err := withoutCaps(capSysAdmin, func() error {
 				return unix.FanotifyMark(gfd, unix.FAN_MARK_ADD|m.flags, unix.FAN_OPEN, unix.AT_FDCWD, f)
 			})
-			wantErrno(t, "unprivileged group: "+m.name+" mark without CAP_SYS_ADMIN", err, m.want)
+			expect.Errno(t, "unprivileged group: "+m.name+" mark without CAP_SYS_ADMIN", err, m.want)
 		}
 		openClose(t, a, f, unix.O_RDONLY)
 		buf := make([]byte, 4096)
@@ -301,26 +302,13 @@ func initUnprivileged(t *harness.T) {
 // (fanotify_find_path: fdget(dfd) or EBADF, then the ONLYDIR check).
 func markErrors(t *harness.T) {
 	dir := t.Path("dir")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	f := filepath.Join(dir, "f")
-	touch(t, f)
+	setup.Touch(t, f)
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
-	fileFd, err := unix.Open(f, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(func() { unix.Close(fileFd) })
-	dirFd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(func() { unix.Close(dirFd) })
-	// A descriptor number that is certainly closed: dup then close it.
-	closedFd, err := unix.Dup(fileFd)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	unix.Close(closedFd)
+	fileFd := setup.Open(t, f, unix.O_RDONLY)
+	dirFd := setup.Open(t, dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	closedFd := setup.ClosedFd(t, fileFd)
 
 	for _, r := range []struct {
 		name    string
@@ -353,7 +341,7 @@ func markErrors(t *harness.T) {
 			}
 			err := unix.FanotifyMark(gfd, r.flags, r.mask, r.dirfd, r.path)
 			what := fmt.Sprintf("fanotify_mark(fd %d, %s, %s, dirfd %d, %q)", gfd, fanotify.MarkFlagsString(r.flags), fanotify.Mask(r.mask), r.dirfd, r.path)
-			wantErrno(t, what, err, r.want)
+			expect.Errno(t, what, err, r.want)
 			if r.markOn == "" || err != nil {
 				return
 			}
@@ -387,7 +375,7 @@ func markErrors(t *harness.T) {
 // keeps older kernels out: there the flag itself is unknown (EINVAL too).
 func markMaskValidation(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	for _, r := range []struct {
 		name      string
 		initFlags uint
@@ -414,7 +402,7 @@ func markMaskValidation(t *harness.T) {
 			t.Require(r.needs...)
 			g := t.Fanotify(unix.FAN_CLASS_NOTIF|r.initFlags, unix.O_RDONLY)
 			err := g.Add(r.flags, r.mask, r.path)
-			wantErrno(t, fmt.Sprintf("%s group: fanotify_mark(%s, %s)", fanotify.InitFlagsString(r.initFlags), fanotify.MarkFlagsString(unix.FAN_MARK_ADD|r.flags), fanotify.Mask(r.mask)), err, r.want)
+			expect.Errno(t, fmt.Sprintf("%s group: fanotify_mark(%s, %s)", fanotify.InitFlagsString(r.initFlags), fanotify.MarkFlagsString(unix.FAN_MARK_ADD|r.flags), fanotify.Mask(r.mask)), err, r.want)
 		})
 	}
 }
@@ -438,14 +426,14 @@ func markNeedsReadPermission(t *harness.T) {
 	} {
 		t.Run(r.name, func(t *harness.T) {
 			p := t.Path(r.name)
-			touch(t, p)
+			setup.Touch(t, p)
 			if err := os.Chmod(p, os.FileMode(r.mode)); err != nil {
 				t.Fatalf("%v", err)
 			}
 			err := withoutCaps(dacCaps, func() error {
 				return unix.FanotifyMark(g.Fd(), unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, p)
 			})
-			wantErrno(t, fmt.Sprintf("fanotify_mark(FAN_MARK_ADD, FAN_OPEN) of a root-owned mode-%04o file without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH", r.mode), err, r.want)
+			expect.Errno(t, fmt.Sprintf("fanotify_mark(FAN_MARK_ADD, FAN_OPEN) of a root-owned mode-%04o file without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH", r.mode), err, r.want)
 		})
 	}
 }
@@ -463,7 +451,7 @@ func removeMountFilesystemMarks(t *harness.T) {
 	}{{"mount", unix.FAN_MARK_MOUNT, fanotify.MountMark}, {"filesystem", unix.FAN_MARK_FILESYSTEM, fanotify.FilesystemMark}} {
 		t.Run(k.name, func(t *harness.T) {
 			f := t.Path(k.name + "_f")
-			touch(t, f)
+			setup.Touch(t, f)
 			a := t.Actor()
 			g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 			if err := g.Add(k.flags, unix.FAN_OPEN|unix.FAN_CLOSE_NOWRITE, t.Dir()); err != nil {
@@ -501,7 +489,7 @@ func removeMountFilesystemMarks(t *harness.T) {
 			wantMark("after removing FAN_CLOSE_NOWRITE too", 0)
 			openClose(t, a, f, unix.O_RDONLY)
 			drainExpect(t, g, k.name+" mark with every bit removed; actor opens and closes f", nil)
-			wantErrno(t, "FAN_MARK_REMOVE of the removed "+k.name+" mark", g.Remove(k.flags, unix.FAN_CLOSE_NOWRITE, t.Dir()), unix.ENOENT)
+			expect.Errno(t, "FAN_MARK_REMOVE of the removed "+k.name+" mark", g.Remove(k.flags, unix.FAN_CLOSE_NOWRITE, t.Dir()), unix.ENOENT)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,16 +10,8 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
-
-// reportFdError: fanotify_init(2) FAN_REPORT_FD_ERROR (Linux 6.13).
-var reportFdError = feature.New("FAN_REPORT_FD_ERROR", "6.13", func() error {
-	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_CLOEXEC, unix.O_RDONLY)
-	if err != nil {
-		return fmt.Errorf("fanotify_init(FAN_REPORT_FD_ERROR): %w", err)
-	}
-	return unix.Close(fd)
-})
 
 var copyErrCases = []harness.Case{
 	{
@@ -56,15 +47,15 @@ func readEfault(t *harness.T) {
 	}
 	t.Run("notification", func(t *harness.T) {
 		f := t.Path("n")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
 			t.Fatalf("%v", err)
 		}
 		openClose(t, a, f, unix.O_RDONLY)
-		wantErrno(t, "read of a queued FAN_OPEN into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
-		if n := queuedBytes(t, g.Fd()); n != 0 {
+		expect.Errno(t, "read of a queued FAN_OPEN into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
+		if n := expect.Queued(t, g.Fd()); n != 0 {
 			t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
 		}
 		drainExpect(t, g, "FAN_OPEN on f; actor opens f; read into an unmapped buffer", nil)
@@ -72,7 +63,7 @@ func readEfault(t *harness.T) {
 	t.Run("permission", func(t *harness.T) {
 		t.Require(feature.FanotifyPerm)
 		f := t.Path("p")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
 		if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
@@ -83,7 +74,7 @@ func readEfault(t *harness.T) {
 			t.Fatalf("%v", err)
 		}
 		waitReadable(t, g.Fd(), 10*time.Second)
-		wantErrno(t, "read of a queued FAN_OPEN_PERM into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
+		expect.Errno(t, "read of a queued FAN_OPEN_PERM into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
 		r, err := p.Wait(10 * time.Second)
 		if err != nil {
 			t.Fatalf("actor's open: %v", err)
@@ -91,7 +82,7 @@ func readEfault(t *harness.T) {
 		if r.Err() == nil {
 			a.Close(r.Fd)
 		}
-		wantErrno(t, "actor's open whose permission event could not be copied to the listener", r.Err(), unix.EPERM)
+		expect.Errno(t, "actor's open whose permission event could not be copied to the listener", r.Err(), unix.EPERM)
 		drainExpect(t, g, "FAN_OPEN_PERM on f; actor opens f; read into an unmapped buffer", nil)
 	})
 }
@@ -106,7 +97,7 @@ func readEfault(t *harness.T) {
 // instead of the open fd").
 func eventFdOpenError(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	ro := t.TempDir()
 	if err := unix.Mount(t.Dir(), ro, "", unix.MS_BIND, ""); err != nil {
 		t.Fatalf("bind mount: %v", err)
@@ -124,11 +115,11 @@ func eventFdOpenError(t *harness.T) {
 		}
 		openClose(t, a, roFile, unix.O_RDONLY)
 		_, err := unix.Read(g.Fd(), make([]byte, 4096))
-		wantErrno(t, "read of FAN_OPEN through a read-only mount, event_f_flags O_RDWR", err, unix.EROFS)
+		expect.Errno(t, "read of FAN_OPEN through a read-only mount, event_f_flags O_RDWR", err, unix.EROFS)
 		drainExpect(t, g, "after the failed read", nil)
 	})
 	t.Run("with_fd_error", func(t *harness.T) {
-		t.Require(reportFdError)
+		t.Require(feature.ReportFdError)
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR, unix.O_RDWR)
 		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
 			t.Fatalf("%v", err)

@@ -4,7 +4,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 var hsmCases = []harness.Case{{
@@ -27,12 +29,12 @@ var allowsHSM = map[string]bool{"ext4": true, "xfs": true, "btrfs": true}
 // file is accepted (fanotify_mark(2) FAN_PRE_ACCESS, since 6.14).
 func preContentFsOptIn(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	g := t.Fanotify(unix.FAN_CLASS_PRE_CONTENT, unix.O_RDONLY)
 	fs := t.FS().Type
 	var want unix.Errno
 	if !allowsHSM[fs] {
 		want = unix.EOPNOTSUPP
 	}
-	wantErrno(t, "fanotify_mark(FAN_MARK_ADD, FAN_PRE_ACCESS) on a regular file of "+fs, g.Add(0, unix.FAN_PRE_ACCESS, f), want)
+	expect.Errno(t, "fanotify_mark(FAN_MARK_ADD, FAN_PRE_ACCESS) on a regular file of "+fs, g.Add(0, unix.FAN_PRE_ACCESS, f), want)
 }

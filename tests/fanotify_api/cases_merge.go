@@ -6,8 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 var mergeCases = []harness.Case{
@@ -40,7 +42,7 @@ var mergeCases = []harness.Case{
 // mergeFdEvents: the fd-group rules above.
 func mergeFdEvents(t *harness.T) {
 	f, g2 := t.Path("f"), t.Path("g")
-	touch(t, f, g2)
+	setup.Touch(t, f, g2)
 	a, b := t.Actor(), t.Actor()
 	grp := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	for _, p := range []string{f, g2} {
@@ -82,13 +84,13 @@ func mergeFdEvents(t *harness.T) {
 func mergeFidDirent(t *harness.T) {
 	t.Run("fid_same_dir", func(t *harness.T) {
 		dir := t.Path("fid")
-		mkdirs(t, dir)
+		setup.Mkdir(t, dir)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_ONDIR, dir); err != nil {
 			t.Fatalf("%v", err)
 		}
-		dfid := dirFID(t, dir)
+		dfid := expect.FID(t, dir)
 		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
 		do(t, a.Mkdir(filepath.Join(dir, "s"), 0o755), a.Mkdir(filepath.Join(dir, "t"), 0o755))
 		drainExpect(t, g, "FID group, CREATE|DELETE|ONDIR on dir; actor creates a, b, unlinks a, makes subdirs s, t", []fanotify.Event{
@@ -98,7 +100,7 @@ func mergeFidDirent(t *harness.T) {
 	})
 	t.Run("dfid_name", func(t *harness.T) {
 		dir := t.Path("name")
-		mkdirs(t, dir)
+		setup.Mkdir(t, dir)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
 		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
@@ -124,16 +126,6 @@ func mergeFidDirent(t *harness.T) {
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "c"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "b")),
 		})
 	})
-}
-
-// dirFID is the FID record a FID group reports for directory dir.
-func dirFID(t *harness.T, dir string) fanotify.Info {
-	t.Helper()
-	i, err := fanotify.FIDOf(dir)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return i
 }
 
 // do fails the case on the first error of operations already performed.

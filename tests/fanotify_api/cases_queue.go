@@ -11,6 +11,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 var queueCases = []harness.Case{
@@ -38,7 +39,7 @@ var queueCases = []harness.Case{
 // record, so that is also what read(2) would return (fanotify(7)).
 func fionread(t *harness.T) {
 	f, g2 := t.Path("f"), t.Path("g")
-	touch(t, f, g2)
+	setup.Touch(t, f, g2)
 	a := t.Actor()
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	for _, p := range []string{f, g2} {
@@ -46,22 +47,22 @@ func fionread(t *harness.T) {
 			t.Fatalf("%v", err)
 		}
 	}
-	if n := queuedBytes(t, g.Fd()); n != 0 {
+	if n := expect.Queued(t, g.Fd()); n != 0 {
 		t.Errorf("FIONREAD of an empty group: %d, want 0", n)
 	}
 	openClose(t, a, f, unix.O_RDONLY)
 	openClose(t, a, g2, unix.O_RDONLY)
-	if n, want := queuedBytes(t, g.Fd()), 2*int(unix.FAN_EVENT_METADATA_LEN); n != want {
+	if n, want := expect.Queued(t, g.Fd()), 2*int(unix.FAN_EVENT_METADATA_LEN); n != want {
 		t.Errorf("FIONREAD with FAN_OPEN of f and of g queued: %d, want %d (2 x FAN_EVENT_METADATA_LEN)", n, want)
 	}
 	drainExpect(t, g, "inode marks FAN_OPEN on f and g; actor opens f then g", []fanotify.Event{
 		fev(unix.FAN_OPEN, a.Pid(), f), fev(unix.FAN_OPEN, a.Pid(), g2),
 	})
-	if n := queuedBytes(t, g.Fd()); n != 0 {
+	if n := expect.Queued(t, g.Fd()); n != 0 {
 		t.Errorf("FIONREAD after reading everything: %d, want 0", n)
 	}
 	_, err := unix.IoctlGetInt(g.Fd(), unix.TIOCOUTQ)
-	wantErrno(t, "ioctl(TIOCOUTQ) on a fanotify group", err, unix.ENOTTY)
+	expect.Errno(t, "ioctl(TIOCOUTQ) on a fanotify group", err, unix.ENOTTY)
 }
 
 // readShortBuffer: fanotify(7), errors of read(2) on a fanotify fd: "EINVAL
@@ -71,12 +72,12 @@ func fionread(t *harness.T) {
 // (fanotify_init(2) FAN_NONBLOCK).
 func readShortBuffer(t *harness.T) {
 	f, g2 := t.Path("f"), t.Path("g")
-	touch(t, f, g2)
+	setup.Touch(t, f, g2)
 	a := t.Actor()
 	t.Run("fd_group", func(t *harness.T) {
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_NONBLOCK, unix.O_RDONLY)
 		_, err := unix.Read(g.Fd(), make([]byte, 4096))
-		wantErrno(t, "read of an empty FAN_NONBLOCK group", err, unix.EAGAIN)
+		expect.Errno(t, "read of an empty FAN_NONBLOCK group", err, unix.EAGAIN)
 		for _, p := range []string{f, g2} {
 			if err := g.Add(0, unix.FAN_OPEN, p); err != nil {
 				t.Fatalf("%v", err)
@@ -86,8 +87,8 @@ func readShortBuffer(t *harness.T) {
 		openClose(t, a, g2, unix.O_RDONLY)
 		meta := int(unix.FAN_EVENT_METADATA_LEN)
 		_, err = unix.Read(g.Fd(), make([]byte, meta-1))
-		wantErrno(t, "read with a buffer of FAN_EVENT_METADATA_LEN-1 bytes", err, unix.EINVAL)
-		if n := queuedBytes(t, g.Fd()); n != 2*meta {
+		expect.Errno(t, "read with a buffer of FAN_EVENT_METADATA_LEN-1 bytes", err, unix.EINVAL)
+		if n := expect.Queued(t, g.Fd()); n != 2*meta {
 			t.Errorf("FIONREAD after the refused read: %d, want %d (both events still queued)", n, 2*meta)
 		}
 		buf := make([]byte, meta+meta/2)
@@ -113,7 +114,7 @@ func readShortBuffer(t *harness.T) {
 		// The event is metadata plus one FID record (fanotify_event_len):
 		// room for the metadata alone is still too small.
 		_, err := unix.Read(g.Fd(), make([]byte, unix.FAN_EVENT_METADATA_LEN))
-		wantErrno(t, "FID group: read with room for the metadata but not the FID record", err, unix.EINVAL)
+		expect.Errno(t, "FID group: read with room for the metadata but not the FID record", err, unix.EINVAL)
 		fid, err := fanotify.FIDOf(f)
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -149,7 +150,7 @@ func permWaiterKilled(t *harness.T) {
 	}{{"before_read", false}, {"after_read", true}} {
 		t.Run(v.name, func(t *harness.T) {
 			f := t.Path(v.name)
-			touch(t, f)
+			setup.Touch(t, f)
 			a := t.Actor()
 			g := t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
 			if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
@@ -173,19 +174,19 @@ func permWaiterKilled(t *harness.T) {
 					return
 				}
 				ev = evs[0]
-			} else if n := queuedBytes(t, g.Fd()); n != int(unix.FAN_EVENT_METADATA_LEN) {
+			} else if n := expect.Queued(t, g.Fd()); n != int(unix.FAN_EVENT_METADATA_LEN) {
 				t.Errorf("FIONREAD with the permission event queued: %d, want %d", n, unix.FAN_EVENT_METADATA_LEN)
 			}
 			a.Kill() // SIGKILL, then reaped: the waiter has left fanotify_get_response
 			if !v.readFirst {
-				if n := queuedBytes(t, g.Fd()); n != 0 {
+				if n := expect.Queued(t, g.Fd()); n != 0 {
 					t.Errorf("FIONREAD after the waiter was killed: %d, want 0 (event removed from the queue)", n)
 				}
 				drainExpect(t, g, "FAN_OPEN_PERM on f; actor blocked opening f is killed before the event is read", nil)
 				return
 			}
-			wantErrno(t, "FAN_ALLOW for the read event of the killed waiter", g.Respond(ev.Fd, fanotify.Allow), 0)
-			wantErrno(t, "a second response for it", g.Respond(ev.Fd, fanotify.Allow), unix.ENOENT)
+			expect.Errno(t, "FAN_ALLOW for the read event of the killed waiter", g.Respond(ev.Fd, fanotify.Allow), 0)
+			expect.Errno(t, "a second response for it", g.Respond(ev.Fd, fanotify.Allow), unix.ENOENT)
 			g.ReleaseFd(ev.Fd)
 			drainExpect(t, g, "after the responses", nil)
 		})

@@ -10,8 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // Every expectation below comes from fanotify(7), fanotify_init(2) or the
@@ -20,24 +22,6 @@ import (
 // (fanotify(7): "the same value as f_fsid when calling statfs(2)", "the same
 // as name_to_handle_at(2)"). Files are prepared from the test process before
 // any mark exists; the operations under test run in an actor.
-
-// reportTID: fanotify_init(2) FAN_REPORT_TID (since Linux 4.20).
-var reportTID = feature.New("FAN_REPORT_TID", "4.20", func() error {
-	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_TID|unix.FAN_CLOEXEC, unix.O_RDONLY)
-	if err != nil {
-		return fmt.Errorf("fanotify_init(FAN_REPORT_TID): %w", err)
-	}
-	return unix.Close(fd)
-})
-
-// reportFdError: fanotify_init(2) FAN_REPORT_FD_ERROR (Linux 6.13).
-var reportFdError = feature.New("FAN_REPORT_FD_ERROR", "6.13", func() error {
-	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_CLOEXEC, unix.O_RDONLY)
-	if err != nil {
-		return fmt.Errorf("fanotify_init(FAN_REPORT_FD_ERROR): %w", err)
-	}
-	return unix.Close(fd)
-})
 
 var cases = []harness.Case{
 	{
@@ -61,7 +45,7 @@ var cases = []harness.Case{
 	{
 		Name:  "report_tid",
 		Doc:   "FAN_REPORT_TID puts the acting thread's id in the pid field; without it the field is the thread group id",
-		Needs: []*feature.Feature{reportTID},
+		Needs: []*feature.Feature{feature.ReportTID},
 		Run:   reportTid,
 	},
 	{
@@ -100,15 +84,15 @@ func renameOldNewRecords(t *harness.T) {
 	} {
 		t.Run(v.name, func(t *harness.T) {
 			src, dst := t.Path(v.name+"_src"), t.Path(v.name+"_dst")
-			mkdirs(t, src, dst)
+			setup.Mkdir(t, src, dst)
 			if v.sameDir {
 				dst = src
 			}
 			from, to := filepath.Join(src, "a"), filepath.Join(dst, "b")
 			if v.dir {
-				mkdirs(t, from)
+				setup.Mkdir(t, from)
 			} else {
-				touch(t, from)
+				setup.Touch(t, from)
 			}
 			a := t.Actor()
 			g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
@@ -142,10 +126,10 @@ func renameOldNewRecords(t *harness.T) {
 			}
 			var recs []fanotify.Info
 			if v.wantOld {
-				recs = append(recs, dfidName(t, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, src, "a"))
+				recs = append(recs, expect.DFIDName(t, src, "a").WithType(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME))
 			}
 			if v.wantNew {
-				recs = append(recs, dfidName(t, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, dst, "b"))
+				recs = append(recs, expect.DFIDName(t, dst, "b").WithType(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME))
 			}
 			var want []fanotify.Event
 			if len(recs) > 0 {
@@ -167,7 +151,7 @@ func renameOldNewRecords(t *harness.T) {
 // the child's fid.
 func renameTargetFid(t *harness.T) {
 	src, dst := t.Path("src"), t.Path("dst")
-	mkdirs(t, src, dst)
+	setup.Mkdir(t, src, dst)
 	a := t.Actor()
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME_TARGET, unix.O_RDONLY)
 	mask := uint64(unix.FAN_CREATE | unix.FAN_RENAME)
@@ -178,17 +162,17 @@ func renameTargetFid(t *harness.T) {
 	if err := a.Touch(from); err != nil {
 		t.Fatalf("create %s: %v", from, err)
 	}
-	child := fid(t, from)
+	child := expect.FID(t, from)
 	drainExpect(t, g, setup+"; actor creates src/a", []fanotify.Event{
-		fev(unix.FAN_CREATE, a.Pid(), dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, src, "a"), child),
+		fev(unix.FAN_CREATE, a.Pid(), expect.DFIDName(t, src, "a").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME), child),
 	})
 	if err := a.Rename(from, to); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
 	drainExpect(t, g, setup+"; actor renames src/a to dst/b", []fanotify.Event{
 		fev(unix.FAN_RENAME, a.Pid(),
-			dfidName(t, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, src, "a"),
-			dfidName(t, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, dst, "b"),
+			expect.DFIDName(t, src, "a").WithType(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME),
+			expect.DFIDName(t, dst, "b").WithType(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME),
 			child),
 	})
 }
@@ -204,9 +188,9 @@ func renameTargetFid(t *harness.T) {
 func pidfdRecord(t *harness.T) {
 	t.Run("with_fid_records", func(t *harness.T) {
 		dir := t.Path("fid")
-		mkdirs(t, dir)
+		setup.Mkdir(t, dir)
 		f := filepath.Join(dir, "f")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
 		mark(t, g, 0, unix.FAN_CLOSE_WRITE|unix.FAN_EVENT_ON_CHILD, dir)
@@ -215,14 +199,14 @@ func pidfdRecord(t *harness.T) {
 		}
 		drainExpect(t, g, "DFID_NAME|FID|PIDFD group, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD on dir; actor writes dir/f", []fanotify.Event{
 			fev(unix.FAN_CLOSE_WRITE, a.Pid(),
-				dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "f"),
-				fid(t, f),
+				expect.DFIDName(t, dir, "f").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME),
+				expect.FID(t, f),
 				fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())}),
 		})
 	})
 	t.Run("with_fd", func(t *harness.T) {
 		f := t.Path("fd_f")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
 		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
@@ -234,9 +218,9 @@ func pidfdRecord(t *harness.T) {
 		drainExpect(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
 	})
 	t.Run("process_reaped_fd_error", func(t *harness.T) {
-		t.Require(reportFdError)
+		t.Require(feature.ReportFdError)
 		f := t.Path("gone_fd_error_f")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FD_ERROR|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
 		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
@@ -251,7 +235,7 @@ func pidfdRecord(t *harness.T) {
 	})
 	t.Run("process_reaped", func(t *harness.T) {
 		f := t.Path("gone_f")
-		touch(t, f)
+		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
 		mark(t, g, 0, unix.FAN_CLOSE_WRITE, f)
@@ -261,7 +245,7 @@ func pidfdRecord(t *harness.T) {
 		pid := a.Pid()
 		a.Kill() // kills and reaps: the event's pid has no task left
 		drainExpect(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{
-			fev(unix.FAN_CLOSE_WRITE, pid, fid(t, f), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: unix.FAN_NOPIDFD}),
+			fev(unix.FAN_CLOSE_WRITE, pid, expect.FID(t, f), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: unix.FAN_NOPIDFD}),
 		})
 	})
 }
@@ -274,7 +258,7 @@ func pidfdRecord(t *harness.T) {
 // is not its leader, so tid and tgid differ.
 func reportTid(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	for _, v := range []struct {
 		name string
 		flag uint
@@ -343,13 +327,13 @@ const inlineHandleBytes = 12
 // would not test what it says.
 func fidHandleLength(t *harness.T) {
 	dir := t.Path("d")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	f := filepath.Join(dir, "f")
-	touch(t, f)
+	setup.Touch(t, f)
 	a := t.Actor()
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_REPORT_FID, unix.O_RDONLY)
 	mark(t, g, 0, unix.FAN_OPEN|unix.FAN_EVENT_ON_CHILD, dir)
-	dn, child := dfidName(t, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "f"), fid(t, f)
+	dn, child := expect.DFIDName(t, dir, "f").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME), expect.FID(t, f)
 	if fs := t.FS().Type; fs == "btrfs" || fs == "overlay" {
 		for _, r := range []fanotify.Info{dn, child} {
 			if n := len(r.Handle) / 2; n <= inlineHandleBytes {

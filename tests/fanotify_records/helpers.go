@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -55,45 +54,4 @@ const fidBits = unix.FAN_REPORT_FID | unix.FAN_REPORT_DIR_FID
 // fev builds an expected event.
 func fev(mask uint64, pid int, info ...fanotify.Info) fanotify.Event {
 	return fanotify.Event{Mask: fanotify.Mask(mask), Pid: int32(pid), Info: info}
-}
-
-// fid is fanotify.FIDOf, fatal on error.
-func fid(t *harness.T, path string) fanotify.Info {
-	t.Helper()
-	i, err := fanotify.FIDOf(path)
-	if err != nil {
-		t.Fatalf("setup: %v", err)
-	}
-	return i
-}
-
-// dfidName is fanotify.DFIDNameOf with the record type typ (DFID_NAME,
-// OLD_DFID_NAME or NEW_DFID_NAME), fatal on error.
-func dfidName(t *harness.T, typ uint8, dir, name string) fanotify.Info {
-	t.Helper()
-	i, err := fanotify.DFIDNameOf(dir, name)
-	if err != nil {
-		t.Fatalf("setup: %v", err)
-	}
-	return i.WithType(typ)
-}
-
-// mkdirs makes directories from the test process (setup only).
-func mkdirs(t *harness.T, paths ...string) {
-	t.Helper()
-	for _, p := range paths {
-		if err := os.Mkdir(p, 0o755); err != nil {
-			t.Fatalf("setup: %v", err)
-		}
-	}
-}
-
-// touch creates empty files from the test process (setup only).
-func touch(t *harness.T, paths ...string) {
-	t.Helper()
-	for _, p := range paths {
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatalf("setup: %v", err)
-		}
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // Every expectation comes from inotify(7), inotify_init(2),
@@ -90,9 +91,9 @@ var cases = []harness.Case{
 // (show_mark_fhandle, fs/notify/fdinfo.c); inotify_rm_watch removes it.
 func fdinfoWatches(t *harness.T) {
 	dir := t.Path("d")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	f, g := filepath.Join(dir, "f"), filepath.Join(dir, "g")
-	touch(t, f, g)
+	setup.Touch(t, f, g)
 	in := t.Inotify(0)
 	type watch struct {
 		path string
@@ -176,14 +177,14 @@ func inotifyEventLen(name string) int {
 // each queued event's size); read(2) returns that many bytes.
 func fionread(t *harness.T) {
 	dir := t.Path("d")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	a := t.Actor()
 	in := t.Inotify(0)
 	wd, err := in.AddWatch(dir, unix.IN_CREATE)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	if n := inotifyQueued(t, in.Fd()); n != 0 {
+	if n := expect.Queued(t, in.Fd()); n != 0 {
 		t.Errorf("FIONREAD of an empty instance: %d, want 0", n)
 	}
 	names := []string{"f", "a_name_of_twenty_one_"}
@@ -194,7 +195,7 @@ func fionread(t *harness.T) {
 		}
 		want += inotifyEventLen(n)
 	}
-	if n := inotifyQueued(t, in.Fd()); n != want {
+	if n := expect.Queued(t, in.Fd()); n != want {
 		t.Errorf("FIONREAD with IN_CREATE of %q queued: %d, want %d", names, n, want)
 	}
 	buf := make([]byte, 4096)
@@ -212,7 +213,7 @@ func fionread(t *harness.T) {
 	expect.Inotify(t, "watch dir IN_CREATE; actor creates f and a_name_of_twenty_one_", got, []inotify.Event{
 		{Wd: wd, Mask: unix.IN_CREATE, Name: names[0]}, {Wd: wd, Mask: unix.IN_CREATE, Name: names[1]},
 	})
-	if n := inotifyQueued(t, in.Fd()); n != 0 {
+	if n := expect.Queued(t, in.Fd()); n != 0 {
 		t.Errorf("FIONREAD after reading everything: %d, want 0", n)
 	}
 }
@@ -224,7 +225,7 @@ func fionread(t *harness.T) {
 // signal to the channel.
 func sigio(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	a := t.Actor()
 	in := t.Inotify(unix.IN_NONBLOCK)
 	if _, err := in.AddWatch(f, unix.IN_ATTRIB); err != nil {
@@ -314,7 +315,7 @@ func legacyInit(t *harness.T) {
 	if err != nil {
 		t.Fatalf("inotify_add_watch on the inotify_init() fd: %v", err)
 	}
-	touch(t, filepath.Join(dir, "f"))
+	setup.Touch(t, filepath.Join(dir, "f"))
 	buf := make([]byte, 4096)
 	if err := unix.SetNonblock(fd, true); err != nil {
 		t.Fatalf("%v", err)
@@ -335,7 +336,7 @@ func legacyInit(t *harness.T) {
 // the next event" (inotify_read: get_one_event leaves it queued).
 func readShortBuffer(t *harness.T) {
 	dir := t.Path("d")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	a := t.Actor()
 	in := t.Inotify(unix.IN_NONBLOCK)
 	wd, err := in.AddWatch(dir, unix.IN_CREATE)
@@ -343,13 +344,13 @@ func readShortBuffer(t *harness.T) {
 		t.Fatalf("%v", err)
 	}
 	_, err = unix.Read(in.Fd(), make([]byte, 64))
-	wantErrno(t, "read of an empty IN_NONBLOCK instance", err, unix.EAGAIN)
+	expect.Errno(t, "read of an empty IN_NONBLOCK instance", err, unix.EAGAIN)
 	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
 		t.Fatalf("%v", err)
 	}
 	size := inotifyEventLen("f")
 	_, err = unix.Read(in.Fd(), make([]byte, size-1))
-	wantErrno(t, fmt.Sprintf("read with %d bytes for a %d-byte event", size-1, size), err, unix.EINVAL)
+	expect.Errno(t, fmt.Sprintf("read with %d bytes for a %d-byte event", size-1, size), err, unix.EINVAL)
 	got, err := in.Drain()
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -364,7 +365,7 @@ func readShortBuffer(t *harness.T) {
 // outside your accessible address space".
 func readEfault(t *harness.T) {
 	dir := t.Path("d")
-	mkdirs(t, dir)
+	setup.Mkdir(t, dir)
 	a := t.Actor()
 	in := t.Inotify(unix.IN_NONBLOCK)
 	if _, err := in.AddWatch(dir, unix.IN_CREATE); err != nil {
@@ -379,8 +380,8 @@ func readEfault(t *harness.T) {
 	if e != 0 {
 		err = e
 	}
-	wantErrno(t, "read of a queued IN_CREATE into an unmapped buffer", err, unix.EFAULT)
-	if n := inotifyQueued(t, in.Fd()); n != 0 {
+	expect.Errno(t, "read of a queued IN_CREATE into an unmapped buffer", err, unix.EFAULT)
+	if n := expect.Queued(t, in.Fd()); n != 0 {
 		t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
 	}
 	expect.InotifyQuiet(t, "watch dir IN_CREATE; actor creates f; read into an unmapped buffer", in, expect.Quiet)
@@ -405,7 +406,7 @@ func unmountWatchedFs(t *harness.T) {
 		}
 	})
 	f := filepath.Join(mnt, "f")
-	touch(t, f)
+	setup.Touch(t, f)
 	in := t.Inotify(0)
 	wdRoot, err := in.AddWatch(mnt, unix.IN_CREATE)
 	if err != nil {
@@ -532,18 +533,10 @@ func overlayDirWatch(t *harness.T) {
 // watch descriptor wd is not valid; or fd is not an inotify file descriptor".
 func apiErrors(t *harness.T) {
 	f := t.Path("f")
-	touch(t, f)
+	setup.Touch(t, f)
 	in := t.Inotify(0)
-	regular, err := unix.Open(f, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(func() { unix.Close(regular) })
-	closed, err := unix.Dup(regular)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	unix.Close(closed)
+	regular := setup.Open(t, f, unix.O_RDONLY)
+	closed := setup.ClosedFd(t, regular)
 	wd, err := in.AddWatch(f, unix.IN_OPEN)
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -576,6 +569,6 @@ func apiErrors(t *harness.T) {
 		{"rm_valid_wd", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd)); return err }, 0},
 		{"rm_same_wd_again", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd)); return err }, unix.EINVAL},
 	} {
-		t.Run(r.name, func(t *harness.T) { wantErrno(t, r.name, r.call(), r.want) })
+		t.Run(r.name, func(t *harness.T) { expect.Errno(t, r.name, r.call(), r.want) })
 	}
 }
