@@ -17,7 +17,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"unsafe"
@@ -29,6 +28,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 const suite = "perf_modify_overhead"
@@ -145,18 +145,18 @@ func main() {
 type verifier func(writes int64) (string, error)
 
 // measure creates two 4 KiB files in the case directory, marks the second with
-// setup (which returns the check of that mark), and compares 1-byte pwrite loops
-// on them. The engine runs the check before and after measuring.
-func measure(t *harness.T, cond string, gate perf.Gate, setup func(path string) verifier) {
+// markFile (which returns the check of that mark), and compares 1-byte pwrite
+// loops on them. The engine runs the check before and after measuring.
+func measure(t *harness.T, cond string, gate perf.Gate, markFile func(path string) verifier) {
 	dir := t.Dir()
 	path := filepath.Join(dir, cond)
-	create(t, filepath.Join(dir, "none"))
-	create(t, path)
+	setup.WriteFileMode(t, filepath.Join(dir, "none"), make([]byte, 4096), 0o644)
+	setup.WriteFileMode(t, path, make([]byte, 4096), 0o644)
 	// Mark first, open for writing after (both files alike): fanotify silently adds
 	// no ignore mask without FAN_MARK_IGNORED_SURV_MODIFY to an inode open for write.
-	check := setup(path)
-	none := openWrite(t, filepath.Join(dir, "none"))
-	marked := openWrite(t, path)
+	check := markFile(path)
+	none := setup.Open(t, filepath.Join(dir, "none"), unix.O_WRONLY)
+	marked := setup.Open(t, path, unix.O_WRONLY)
 	var writes int64 // to the marked file
 	loop := pwriteLoop(marked)
 	perf.Check(t, &perf.Experiment{
@@ -222,23 +222,6 @@ func checkMark(g *fanotify.Group, path string, want mark) (string, error) {
 			ms, path, want.mask, want.ignored, want.mflags)
 	}
 	return fmt.Sprintf("fanotify fdinfo: %s", ms[0]), nil
-}
-
-// create makes path with 4 KiB of data (and closes it).
-func create(t *harness.T, path string) {
-	if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
-		t.Fatalf("create %s: %v", path, err)
-	}
-}
-
-// openWrite opens path for writing (closed at the end of the case).
-func openWrite(t *harness.T, path string) int {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	return fd
 }
 
 // pwriteLoop returns the measured loop: r.N one-byte pwrite(2) calls at offset 0,

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
-	"golang.org/x/sys/unix"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
 // maxOtherNone is the other/none gate (see runOtherNone) and maxSharedPrivate the
@@ -61,45 +62,29 @@ type bench struct {
 // resource is released at the case's cleanup.
 func newBench(t *harness.T, n int) *bench {
 	b := &bench{t: t, n: n, dir: t.Path("dir"), other: t.Path("other"), wd: -1, cpuNs: make([]atomic.Int64, n)}
-	mkdir(t, b.dir)
-	mkdir(t, b.other)
+	setup.Mkdir(t, b.dir)
+	setup.Mkdir(t, b.other)
 	zero := make([]byte, fileSize)
 	for i := 0; i < nFiles; i++ {
-		writeFile(t, filepath.Join(b.dir, fmt.Sprintf("file-%04d", i)), zero)
+		setup.WriteFileMode(t, filepath.Join(b.dir, fmt.Sprintf("file-%04d", i)), zero, 0o644)
 	}
 	if n > nFiles {
 		t.Fatalf("%d clients: at most %d files", n, nFiles)
 	}
 	for i := 0; i < n; i++ {
 		p := filepath.Join(t.Path(fmt.Sprintf("priv-%04d", i)), "file")
-		mkdir(t, filepath.Dir(p))
-		writeFile(t, p, zero)
-		b.shared = append(b.shared, openW(t, filepath.Join(b.dir, fmt.Sprintf("file-%04d", i))))
-		b.priv = append(b.priv, openW(t, p))
+		setup.Mkdir(t, filepath.Dir(p))
+		setup.WriteFileMode(t, p, zero, 0o644)
+		b.shared = append(b.shared, setup.Open(t, filepath.Join(b.dir, fmt.Sprintf("file-%04d", i)), unix.O_WRONLY))
+		b.priv = append(b.priv, setup.Open(t, p, unix.O_WRONLY))
 	}
 	b.cur.Store(&b.shared)
 
-	// Every client thread holds a P of the Go scheduler while inside a raw
-	// syscall, so GOMAXPROCS must cover the clients, the listener and the runtime.
-	old := runtime.GOMAXPROCS(0)
-	if want := n + 4; want > old {
-		runtime.GOMAXPROCS(want)
-		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
-	}
-	plan, err := perf.PlanCPUs()
-	if err != nil {
-		t.Fatalf("plan CPUs: %v", err)
-	}
-	allowed, err := perf.AllowedCPUs()
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	b.plan, b.cpus = plan, perf.CPUOrder(plan.Worker, plan.Helper, allowed)
-	b.crew, err = perf.NewCrew(n, b.cpus, b.job)
+	var err error
+	b.crew, b.plan, b.cpus, err = perf.StartCrew(n, b.job, t.Cleanup)
 	if err != nil {
 		t.Fatalf("start %d clients: %v", n, err)
 	}
-	t.Cleanup(b.crew.Stop)
 
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
@@ -355,25 +340,4 @@ func (b *bench) verify(stage perf.Stage, standing string) (string, error) {
 		merged = fmt.Sprintf(" (%.1f%% of watched writes merged)", 100*(1-float64(mod)/float64(hi)))
 	}
 	return fd + "; " + got + merged + ": within the merge rule", nil
-}
-
-func mkdir(t *harness.T, p string) {
-	if err := os.Mkdir(p, 0o755); err != nil {
-		t.Fatalf("%v", err)
-	}
-}
-
-func writeFile(t *harness.T, p string, data []byte) {
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatalf("%v", err)
-	}
-}
-
-func openW(t *harness.T, p string) int {
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("open %s: %v", p, err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	return fd
 }

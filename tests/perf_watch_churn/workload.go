@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -104,25 +103,11 @@ func runChurn(t *harness.T, p int) {
 	}
 	c.paths.Store(&c.dist)
 
-	old := runtime.GOMAXPROCS(0)
-	if want := p + 4; want > old {
-		runtime.GOMAXPROCS(want)
-		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
-	}
-	plan, err := perf.PlanCPUs()
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	allowed, err := perf.AllowedCPUs()
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	c.ncpu = len(allowed)
-	c.crew, err = perf.NewCrew(p, perf.CPUOrder(plan.Worker, plan.Helper, allowed), c.job)
+	crew, _, cpus, err := perf.StartCrew(p, c.job, t.Cleanup)
 	if err != nil {
 		t.Fatalf("start %d workers: %v", p, err)
 	}
-	t.Cleanup(c.crew.Stop)
+	c.crew, c.ncpu = crew, len(cpus)
 
 	e := &perf.Experiment{
 		Suite: suiteName, Name: fmt.Sprintf("churn_p%d", p), Latency: true, FSPath: dir,
