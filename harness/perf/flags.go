@@ -4,12 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // Profile sizes an experiment. The quick profile keeps each binary well under a
@@ -135,13 +136,9 @@ func (o *Options) Register(fs *flag.FlagSet) {
 func (o *Options) setSave(path string) error {
 	jsonPath, benchPath := SavePaths(path)
 	fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
-	abs, err := filepath.Abs(jsonPath)
+	dfd, abs, err := fixture.OutputDir(jsonPath)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
-	}
-	dfd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("save %s: open directory: %w", path, err)
 	}
 	if o.saveDir > 0 {
 		unix.Close(o.saveDir)

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // FileFormat identifies files written by -save.
@@ -90,13 +92,9 @@ func BenchPath(path string) string {
 
 // Save writes f as JSON to path and in Go benchmark format to BenchPath(path).
 func (f *SavedFile) Save(path string) error {
-	abs, err := filepath.Abs(path)
+	dfd, abs, err := fixture.OutputDir(path)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
-	}
-	dfd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("save %s: open directory: %w", path, err)
 	}
 	defer unix.Close(dfd)
 	return f.saveAt(dfd, abs)
@@ -109,34 +107,15 @@ func (f *SavedFile) saveAt(dfd int, path string) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := writeFileAt(dfd, filepath.Base(path), append(b, '\n')); err != nil {
-		return err
+	if err := fixture.WriteFileAt(dfd, filepath.Base(path), append(b, '\n')); err != nil {
+		return fmt.Errorf("save results: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := f.WriteBench(&buf); err != nil {
 		return err
 	}
-	return writeFileAt(dfd, filepath.Base(BenchPath(path)), buf.Bytes())
-}
-
-// writeFileAt replaces name in the directory dfd atomically (write a temporary
-// file, then rename it over name).
-func writeFileAt(dfd int, name string, data []byte) error {
-	tmp := name + ".tmp"
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return fmt.Errorf("save results: create %s: %w", tmp, err)
-	}
-	w := os.NewFile(uintptr(fd), tmp)
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return fmt.Errorf("save results: write %s: %w", tmp, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("save results: close %s: %w", tmp, err)
-	}
-	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
-		return fmt.Errorf("save results: rename %s: %w", tmp, err)
+	if err := fixture.WriteFileAt(dfd, filepath.Base(BenchPath(path)), buf.Bytes()); err != nil {
+		return fmt.Errorf("save results: %w", err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
@@ -24,18 +25,6 @@ type runner struct {
 	root  string // the filesystem's mount point (mount and filesystem marks)
 	a     *actor.Actor
 	count int
-}
-
-// errnoOf returns the errno of err (0 for nil), or err when it carries none.
-func errnoOf(err error) (unix.Errno, error) {
-	if err == nil {
-		return 0, nil
-	}
-	var e unix.Errno
-	if errors.As(err, &e) {
-		return e, nil
-	}
-	return 0, err
 }
 
 // group is one open group of a scenario run.
@@ -290,12 +279,12 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
 			p = r.root
 		}
-		e, err := errnoOf(unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p))
+		e, err := markmirror.Errno(unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p))
 		return errnoText(e), err
 	case "watch":
 		g := gs[st.Group]
 		wd, err := unix.InotifyAddWatch(g.in.Fd(), p, st.Mask)
-		e, err := errnoOf(err)
+		e, err := markmirror.Errno(err)
 		if err != nil || e != 0 {
 			return errnoText(e), err
 		}
@@ -308,7 +297,7 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 			wd = 1 << 30 // a wd no watch has
 		}
 		_, err := unix.InotifyRmWatch(g.in.Fd(), uint32(wd))
-		e, err := errnoOf(err)
+		e, err := markmirror.Errno(err)
 		return errnoText(e), err
 	case "":
 		return "", fmt.Errorf("empty step")
@@ -319,7 +308,7 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 	} else {
 		err = r.act(st.Op, p, isDirName[st.Obj])
 	}
-	e, err := errnoOf(err)
+	e, err := markmirror.Errno(err)
 	if err != nil || e == 0 {
 		return "", err
 	}

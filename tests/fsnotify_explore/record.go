@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 // recorded is one scenario and what the kernel did with it.
@@ -40,13 +41,9 @@ func (r *recording) add(s *Scenario, o []Obs) { r.list = append(r.list, recorded
 // test process later mounts its workspace tmpfs over /tmp (harness/fixture),
 // where the file may be.
 func setRecord(file string) error {
-	abs, err := filepath.Abs(file)
+	fd, abs, err := fixture.OutputDir(file)
 	if err != nil {
 		return fmt.Errorf("-record %s: %w", file, err)
-	}
-	fd, err := unix.Open(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("-record %s: open directory: %w", file, err)
 	}
 	opts.record, opts.recDir = filepath.Base(abs), fd
 	return nil
@@ -87,16 +84,7 @@ func (r *recording) save(fs string, kinds []string) error {
 	if err != nil {
 		return err
 	}
-	fd, err := unix.Openat(opts.recDir, opts.record, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", opts.record, err)
-	}
-	f := os.NewFile(uintptr(fd), opts.record)
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", opts.record, err)
-	}
-	return f.Close()
+	return fixture.WriteFileAt(opts.recDir, opts.record, b)
 }
 
 // compareAgainst replays the scenarios recorded in -against for this
