@@ -271,18 +271,7 @@ func (g *Group) Drain() ([]Event, error) {
 // Collect reads until the deadline passes and returns everything that arrived,
 // for "nothing else arrives within d" checks.
 func (g *Group) Collect(d time.Duration) ([]Event, error) {
-	deadline := time.Now().Add(d)
-	var all []Event
-	for {
-		evs, err := g.Read(deadline)
-		if errors.Is(err, ErrTimeout) {
-			return all, nil
-		}
-		all = append(all, evs...)
-		if err != nil {
-			return all, err
-		}
-	}
+	return fdpoll.Collect(d, g.Read, ErrTimeout)
 }
 
 // ReadN reads until n events have arrived or the deadline passes.

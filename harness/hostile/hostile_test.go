@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -360,7 +362,7 @@ func conditions(permkill string) []condition {
 		}}
 	}
 	signalRunner := func(sig syscall.Signal) condition {
-		return condition{name: "runner_" + strings.ToLower(strings.TrimPrefix(unixSignalName(sig), "SIG")), run: func(h *h) []string {
+		return condition{name: "runner_" + strings.ToLower(strings.TrimPrefix(unix.SignalName(sig), "SIG")), run: func(h *h) []string {
 			cmd := exec.Command(h.binary("fsnsuite"), "-no-perf", "-results", filepath.Join(h.tmp, "results"))
 			cmd.Env, cmd.Dir = h.env, h.tmp
 			var out bytes.Buffer
@@ -377,7 +379,7 @@ func conditions(permkill string) []condition {
 			case <-time.After(15 * time.Second):
 				cmd.Process.Kill()
 				<-done
-				return []string{"hang: the runner did not end within 15s of " + unixSignalName(sig)}
+				return []string{"hang: the runner did not end within 15s of " + unix.SignalName(sig)}
 			}
 			if sig == syscall.SIGKILL {
 				return nil
@@ -619,18 +621,6 @@ func failedNames(r result) string {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return l }
-
-func unixSignalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	}
-	return s.String()
-}
 
 // state is what a condition must leave as it found it.
 type state struct {

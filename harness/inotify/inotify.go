@@ -170,18 +170,7 @@ func (in *Instance) Drain() ([]Event, error) {
 
 // Collect reads until d has passed and returns everything that arrived.
 func (in *Instance) Collect(d time.Duration) ([]Event, error) {
-	deadline := time.Now().Add(d)
-	var all []Event
-	for {
-		evs, err := in.Read(deadline)
-		if errors.Is(err, ErrTimeout) {
-			return all, nil
-		}
-		all = append(all, evs...)
-		if err != nil {
-			return all, err
-		}
-	}
+	return fdpoll.Collect(d, in.Read, ErrTimeout)
 }
 
 func (in *Instance) readOnce() ([]Event, error) {

@@ -40,3 +40,21 @@ func Readable(fd int, deadline time.Time) (bool, error) {
 		}
 	}
 }
+
+// Collect calls read with a deadline d from now until it returns timeout (a
+// wait that ended with nothing to read) and returns every event read, for
+// "nothing else arrives within d" checks of the fanotify and inotify readers.
+func Collect[E any](d time.Duration, read func(deadline time.Time) ([]E, error), timeout error) ([]E, error) {
+	deadline := time.Now().Add(d)
+	var all []E
+	for {
+		evs, err := read(deadline)
+		if errors.Is(err, timeout) {
+			return all, nil
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
