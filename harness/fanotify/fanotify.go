@@ -233,14 +233,7 @@ const readBufSize = 64 << 10
 // Read waits until events are readable or the deadline passes, then returns the
 // events of one read(2). It returns ErrTimeout when nothing arrived in time.
 func (g *Group) Read(deadline time.Time) ([]Event, error) {
-	ready, err := fdpoll.Readable(g.fd, deadline)
-	if err != nil {
-		return nil, err
-	}
-	if !ready {
-		return nil, ErrTimeout
-	}
-	return g.readOnce()
+	return fdpoll.Read(g.fd, deadline, g.readOnce, ErrTimeout)
 }
 
 // Drain reads without blocking until the queue is empty (EAGAIN or nothing to
@@ -248,24 +241,7 @@ func (g *Group) Read(deadline time.Time) ([]Event, error) {
 // syscall that caused it returns, draining after the triggering call returned
 // sees every event that call produced.
 func (g *Group) Drain() ([]Event, error) {
-	var all []Event
-	for {
-		ready, err := fdpoll.Readable(g.fd, time.Time{})
-		if err != nil {
-			return all, err
-		}
-		if !ready {
-			return all, nil
-		}
-		evs, err := g.readOnce()
-		if errors.Is(err, unix.EAGAIN) {
-			return all, nil
-		}
-		all = append(all, evs...)
-		if err != nil {
-			return all, err
-		}
-	}
+	return fdpoll.Drain(g.fd, g.readOnce, unix.EAGAIN)
 }
 
 // Collect reads until the deadline passes and returns everything that arrived,

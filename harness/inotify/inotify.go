@@ -140,32 +140,14 @@ var ErrTimeout = errors.New("no inotify event before the deadline")
 // Read waits until events are readable or the deadline passes and returns the
 // events of one read(2).
 func (in *Instance) Read(deadline time.Time) ([]Event, error) {
-	ready, err := fdpoll.Readable(in.fd, deadline)
-	if err != nil {
-		return nil, err
-	}
-	if !ready {
-		return nil, ErrTimeout
-	}
-	return in.readOnce()
+	return fdpoll.Read(in.fd, deadline, in.readOnce, ErrTimeout)
 }
 
 // Drain reads without blocking until nothing is left and returns all events.
 // inotify queues an event before the syscall that caused it returns, so a
 // drain after that call sees everything it produced.
 func (in *Instance) Drain() ([]Event, error) {
-	var all []Event
-	for {
-		ready, err := fdpoll.Readable(in.fd, time.Time{})
-		if err != nil || !ready {
-			return all, err
-		}
-		evs, err := in.readOnce()
-		all = append(all, evs...)
-		if err != nil {
-			return all, err
-		}
-	}
+	return fdpoll.Drain(in.fd, in.readOnce, nil)
 }
 
 // Collect reads until d has passed and returns everything that arrived.

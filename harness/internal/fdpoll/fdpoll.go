@@ -1,5 +1,6 @@
 // Package fdpoll waits for a file descriptor to become readable, with a
-// deadline, for the fanotify and inotify readers.
+// deadline, and holds the read loops (Read, Drain, Collect) the fanotify and
+// inotify readers share: each passes its own one-read-and-decode function.
 package fdpoll
 
 import (
@@ -50,6 +51,42 @@ func Collect[E any](d time.Duration, read func(deadline time.Time) ([]E, error),
 	for {
 		evs, err := read(deadline)
 		if errors.Is(err, timeout) {
+			return all, nil
+		}
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+// Read waits until fd is readable or deadline passes, then returns what one
+// readOnce (one read(2) and its decoding) returns; timeout when nothing
+// arrived in time.
+func Read[E any](fd int, deadline time.Time, readOnce func() ([]E, error), timeout error) ([]E, error) {
+	ready, err := Readable(fd, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if !ready {
+		return nil, timeout
+	}
+	return readOnce()
+}
+
+// Drain calls readOnce while fd polls readable without waiting and returns
+// everything read. An error that is end (when end is not nil) ends the drain
+// as an empty queue would: fanotify passes EAGAIN, which a non-blocking group
+// answers when another reader took the events between poll and read.
+func Drain[E any](fd int, readOnce func() ([]E, error), end error) ([]E, error) {
+	var all []E
+	for {
+		ready, err := Readable(fd, time.Time{})
+		if err != nil || !ready {
+			return all, err
+		}
+		evs, err := readOnce()
+		if end != nil && errors.Is(err, end) {
 			return all, nil
 		}
 		all = append(all, evs...)
