@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
@@ -52,6 +53,11 @@ type Suite struct {
 	// Flags, when set, adds the binary's own flags to the command line before
 	// it is parsed (perf binaries: perf.Flags.Register).
 	Flags func(*flag.FlagSet)
+	// Roles are the binary's own helper processes, by reexec role: a copy
+	// of the binary started with reexec.Command(role, ...) runs the role's
+	// function with its arguments and exits with its status (Main registers
+	// and dispatches them before parsing anything).
+	Roles map[string]func(args []string) int
 }
 
 // Case is one row of a suite's table.
@@ -156,15 +162,22 @@ func expand(s *Suite) []instance {
 
 var validName = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)*$`)
 
-// init hands a process started in a role of a harness package (an actor, a
-// re-execution of the test binary) to that role before the main package builds
-// its case table: an actor needs none of it, and large generated tables would
-// slow every actor start.
-func init() { reexec.Dispatch() }
+// init registers the harness's own role (the actor) and hands a process
+// started in it to that role before the main package builds its case table:
+// an actor needs none of it, and large generated tables would slow every
+// actor start. It is the only init function of the suite; a binary's own roles
+// and flags come through its Suite.
+func init() {
+	reexec.Register(actor.Role, func([]string) int { return actor.Serve() })
+	reexec.Dispatch()
+}
 
 // Main runs the suite and exits. It never returns.
 func Main(s Suite) {
-	reexec.Dispatch() // roles the test binary registered in its own init
+	for role, fn := range s.Roles {
+		reexec.Register(role, fn)
+	}
+	reexec.Dispatch() // the binary's own roles (Suite.Roles)
 	os.Exit(run(s, os.Args[1:]))
 }
 

@@ -21,10 +21,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Role is the reexec role of an actor process.
+// Role is the reexec role of an actor process (harness registers it, with
+// Serve as its main).
 const Role = "actor"
-
-func init() { reexec.Register(Role, func([]string) int { return Serve() }) }
 
 // IsActor reports whether this process was started as an actor.
 func IsActor() bool { return reexec.Is(Role) }

@@ -5,9 +5,10 @@
 // FSNSUITE_ROLE=<role>[:<state>], read before anything else; the argv after
 // argv[0] is the role's own; argv[0] is "<binary>:<role>" so ps shows who is
 // who. A role's main function is registered with Register and run by
-// Dispatch; the harness calls Dispatch from its init (for roles of harness
-// packages, such as the actor, which must start fast) and again from
-// harness.Main (for roles a test binary registers in its own init).
+// Dispatch; the harness registers its own role (the actor) and calls Dispatch
+// from its init, so an actor starts before the main package builds its case
+// tables, and harness.Main registers a binary's roles (Suite.Roles) and calls
+// Dispatch again.
 package reexec
 
 import (
@@ -27,8 +28,8 @@ var (
 )
 
 // Register declares a role: a process started by Command(role, ...) runs fn
-// with its arguments and exits with fn's status. Call it from an init
-// function. Registering a role twice panics (a programming error).
+// with its arguments and exits with fn's status; call it before Dispatch
+// (harness.Main does, for Suite.Roles). Registering a role twice panics (a programming error).
 func Register(role string, fn func(args []string) int) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // childLimit is the limit set in the child namespace: small, so the case is
@@ -71,8 +71,7 @@ func checkLimit(t *harness.T, kind string) {
 			t.Fatalf("setup: %v", err)
 		}
 	}
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Env = append(os.Environ(), envChild+"="+kind, envDir+"="+dir, envLimit+"="+strconv.Itoa(childLimit))
+	cmd := reexec.Command(roleChild, "", kind, dir, strconv.Itoa(childLimit))
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},

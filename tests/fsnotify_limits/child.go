@@ -12,12 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Environment of the child process.
-const (
-	envChild = "FSNSUITE_LIMITS_CHILD" // the limit's name (a key of limits)
-	envDir   = "FSNSUITE_LIMITS_DIR"   // a directory with enough files to mark
-	envLimit = "FSNSUITE_LIMITS_N"     // the limit to set in the child namespace
-)
+// roleChild is the reexec role of the child process; its arguments are the
+// limit's name (a key of limits), a directory with enough files to mark, and
+// the limit to set in the child namespace.
+const roleChild = "limits_child"
 
 // limit is one per-user limit: the child namespace's sysctl and how to make
 // one more object that counts against it.
@@ -136,23 +134,27 @@ type childReport struct {
 // runChild runs in the new user namespace: it sets the namespace's limit,
 // makes objects until one fails, releases the first and makes one more, and
 // prints a childReport.
-func runChild(kind string) int {
-	rep := childRun(kind)
+func runChild(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "limits child: want limit, directory, count")
+		return 2
+	}
+	rep := childRun(args[0], args[1], args[2])
 	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
 		return 1
 	}
 	return 0
 }
 
-func childRun(kind string) (rep childReport) {
+func childRun(kind, dir, limit string) (rep childReport) {
 	l, ok := limits[kind]
 	if !ok {
 		rep.Setup = "unknown limit " + kind
 		return rep
 	}
-	n, err := strconv.Atoi(os.Getenv(envLimit))
+	n, err := strconv.Atoi(limit)
 	if err != nil {
-		rep.Setup = "bad " + envLimit
+		rep.Setup = "bad limit " + limit
 		return rep
 	}
 	path := "/proc/sys/user/" + l.sysctl
@@ -164,7 +166,6 @@ func childRun(kind string) (rep childReport) {
 		rep.Setup = fmt.Sprintf("%s reads back %q (%v), want %d", path, b, err, n)
 		return rep
 	}
-	dir := os.Getenv(envDir)
 	mk, releaseFirst, err := l.open(dir)
 	if err != nil {
 		rep.Setup = err.Error()

@@ -16,21 +16,17 @@
 package main
 
 import (
-	"os"
-
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
 func main() {
-	if kind := os.Getenv(envChild); kind != "" {
-		os.Exit(runChild(kind))
-	}
 	harness.Main(harness.Suite{
 		Name:        "fsnotify_limits",
 		Doc:         "per-user inotify instance/watch and fanotify group/mark limits: the exact count and errno",
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
 		Cases:       cases,
+		Roles:       map[string]func([]string) int{roleChild: runChild},
 	})
 }

@@ -114,8 +114,6 @@ func unlinkedFanotify(t *harness.T) {
 // closes it, and prints what /proc/self/fd says the open file is.
 const roleByHandle = "by_handle"
 
-func init() { reexec.Register(roleByHandle, byHandleMain) }
-
 // byHandleMain is the helper's main: args are the filesystem root (its cwd,
 // the mount_fd AT_FDCWD refers to), the handle type and the handle in hex.
 func byHandleMain(args []string) int {

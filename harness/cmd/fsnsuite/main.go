@@ -41,9 +41,9 @@ type vmRequest struct {
 	IncludePerf     bool
 }
 
-// runVM boots a kernel and runs the suite inside it; set by vm.go. Nil means
-// this build has no VM mode.
-var runVM func(ctx context.Context, r vmRequest) (int, error)
+// runVM boots a kernel and runs the suite inside it (bootVM, vm.go); a test
+// replaces it.
+var runVM = bootVM
 
 // vmFlags are the flags consumed on the host in VM mode, never passed to the guest.
 var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "vm-cpus": true,
@@ -267,10 +267,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runInVM hands the run to the VM mode: the guest runs fsnsuite with the
 // flags given here, less those that only mean something on the host.
 func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmRequest, mem, runtest, results string, stderr io.Writer) int {
-	if runVM == nil {
-		fmt.Fprintln(stderr, "fsnsuite: -kernel: this build has no VM mode (package harness/vm not linked)")
-		return 2
-	}
 	if mem != "" {
 		mb, err := parseMiB(mem)
 		if err != nil {

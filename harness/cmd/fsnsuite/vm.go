@@ -8,23 +8,22 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/vm"
 )
 
-func init() {
-	runVM = func(ctx context.Context, r vmRequest) (int, error) {
-		return vm.Run(ctx, vm.Config{
-			Kernel:      r.Kernel,
-			Modules:     r.Modules,
-			MemMB:       r.MemMB,
-			CPUs:        r.CPUs,
-			Timeout:     r.Timeout,
-			BinDir:      r.BinDir,
-			Files:       r.Files,
-			Args:        r.Args,
-			Stdout:      os.Stdout,
-			Stderr:      os.Stderr,
-			Progress:    os.Stderr,
-			IncludePerf: r.IncludePerf,
-			IsPerf:      func(name string) bool { return runner.Binary{Name: name}.IsPerf() },
-			ResultsDir:  r.ResultsDir,
-		})
-	}
+// bootVM boots r.Kernel with harness/vm and runs the suite inside it.
+func bootVM(ctx context.Context, r vmRequest) (int, error) {
+	return vm.Run(ctx, vm.Config{
+		Kernel:      r.Kernel,
+		Modules:     r.Modules,
+		MemMB:       r.MemMB,
+		CPUs:        r.CPUs,
+		Timeout:     r.Timeout,
+		BinDir:      r.BinDir,
+		Files:       r.Files,
+		Args:        r.Args,
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		Progress:    os.Stderr,
+		IncludePerf: r.IncludePerf,
+		IsPerf:      func(name string) bool { return runner.Binary{Name: name}.IsPerf() },
+		ResultsDir:  r.ResultsDir,
+	})
 }
