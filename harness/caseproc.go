@@ -207,7 +207,7 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 		fmt.Sprintf("deadline of %v passed; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout),
 		tap.Result{OK: false, Name: in.name, Directive: tap.Timeout, Reason: seconds(Opts.Timeout) + " seconds"})
 	p.tell("done %d %s", i, outcomeNames[failed])
-	os.Exit(1)
+	os.Exit(exitcode.Fail)
 	return failed
 }
 

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 )
 
 func main() {
@@ -33,20 +34,20 @@ func main() {
 	flag.Parse()
 	if *build == "" || *src == "" || *gcda == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: fsncov -build DIR -src DIR -gcda DIR [-diff FILE] [-functions] [-gcov GCOV]")
-		os.Exit(2)
+		os.Exit(exitcode.Usage)
 	}
 	// gcov names sources by absolute path: so must SRC be.
 	for _, p := range []*string{build, src, gcda} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "fsncov:", err)
-			os.Exit(1)
+			os.Exit(exitcode.Fail)
 		}
 		*p = abs
 	}
 	if err := run(os.Stdout, *build, *src, *gcda, *diff, *gcov, *functions); err != nil {
 		fmt.Fprintln(os.Stderr, "fsncov:", err)
-		os.Exit(1)
+		os.Exit(exitcode.Fail)
 	}
 }
 

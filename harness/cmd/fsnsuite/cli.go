@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 )
 
 // parseArgs parses args into fs the way every fsnsuite command does: -h
@@ -17,15 +19,15 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) 
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
-		return 0, false
+		return exitcode.Pass, false
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stderr, usage)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
-		return 0, true
+		return exitcode.Pass, true
 	}
 	fmt.Fprintf(stderr, "%s: %v; see -h\n", fs.Name(), err)
-	return 2, true
+	return exitcode.Usage, true
 }
 
 // writeTo calls write with the file path (created) or, for "" or "-", stdout.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 )
 
@@ -34,19 +35,19 @@ func export(args []string, stdout, stderr io.Writer) int {
 	}
 	if !*kcidb || fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "fsnsuite export: want -kcidb and one results directory; see -h")
-		return 2
+		return exitcode.Usage
 	}
 	res, err := runner.LoadResults(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
-		return 2
+		return exitcode.LTPBroken
 	}
 	err = writeTo(*out, stdout, func(w io.Writer) error {
 		return runner.WriteKCIDB(w, res, runner.KCIDBOptions{Origin: *origin, BuildID: *buildID, RunID: *runID})
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
-		return 2
+		return exitcode.LTPBroken
 	}
-	return 0
+	return exitcode.Pass
 }

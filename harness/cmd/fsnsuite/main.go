@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -108,11 +109,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "fsnsuite: unexpected arguments %q; see -h\n", fs.Args())
-		return 2
+		return exitcode.Usage
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "fsnsuite: "+format+"\n", a...)
-		return 2
+		return exitcode.Usage
 	}
 	f, err := tap.ParseFormat(*format)
 	if err != nil {
@@ -224,7 +225,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s\t%s\n", b.Name, strings.Join(append(cmd, b.Args...), " "))
 		}
-		return 0
+		return exitcode.Pass
 	}
 
 	resDir := *results
@@ -251,7 +252,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// Nothing ran: the results directory is unusable (read-only,
 		// not a directory): an environment error, LTP's TBROK.
 		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
-		return 2
+		return exitcode.LTPBroken
 	}
 	rep.WriteSummary(stderr)
 	if *exitConv == "ltp" {
@@ -259,7 +260,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if rep.WriteErr != nil {
 		fmt.Fprintf(stderr, "fsnsuite: the results in %s are incomplete: %v\n", resDir, rep.WriteErr)
-		return 2
+		return exitcode.LTPBroken
 	}
 	return rep.ExitCode(*exitConv == "ltp")
 }
@@ -271,7 +272,7 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 		mb, err := parseMiB(mem)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite: -vm-mem: %v\n", err)
-			return 2
+			return exitcode.Usage
 		}
 		req.MemMB = mb
 	}
@@ -289,7 +290,7 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 		abs, err := filepath.Abs(runtest)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite: -f: %v\n", err)
-			return 2
+			return exitcode.Usage
 		}
 		req.Files = map[string]string{guestRuntest: abs}
 		req.Args = append(req.Args, "-f="+guestRuntest)

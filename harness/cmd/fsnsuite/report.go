@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/runner/htmlreport"
 )
@@ -37,23 +38,23 @@ func report(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(dirs) == 0 {
 		fmt.Fprintln(stderr, "fsnsuite report: want at least one results directory; see -h")
-		return 2
+		return exitcode.Usage
 	}
 	var runs []*runner.Results
 	for _, d := range dirs {
 		r, err := runner.LoadResults(d)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
-			return 2
+			return exitcode.LTPBroken
 		}
 		runs = append(runs, r)
 	}
 	if err := writeTo(*out, stdout, func(w io.Writer) error { return htmlreport.Write(w, runs) }); err != nil {
 		fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
-		return 2
+		return exitcode.LTPBroken
 	}
 	if *out != "-" {
 		fmt.Fprintf(stderr, "fsnsuite report: wrote %s\n", *out)
 	}
-	return 0
+	return exitcode.Pass
 }
