@@ -310,6 +310,12 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 		killed, why = fmt.Sprintf("%s killed by signal %s", name, o.Signal), "FAIL"
 	default:
 		killed, why = fmt.Sprintf("%s exited with status %d before reporting it", name, o.ExitCode), "FAIL"
+		// A signal from elsewhere that the binary caught: its exit
+		// status (128+N) only mimics a death by signal; its own word
+		// names the signal.
+		if _, sig := stoppedBySignal(st); sig != "" {
+			killed = name + " " + tap.StoppedBySignal + sig
+		}
 	}
 	o.Closing = closingLines(st, cases, killed, why)
 }
