@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // Profile sizes an experiment. The quick profile keeps each binary well under a
@@ -134,7 +136,11 @@ func (o *Options) Register(fs *flag.FlagSet) {
 // (or over the directory holding the file).
 func (o *Options) setSave(path string) error {
 	jsonPath, benchPath := SavePaths(path)
-	fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
+	// Said once, by the binary's own process (its case process, a re-exec,
+	// parses the same flags).
+	if role, _ := reexec.Current(); role == "" {
+		fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
+	}
 	abs, err := filepath.Abs(jsonPath)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
