@@ -114,8 +114,8 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 	if chromium == "" {
-		t.Skip("chromium not installed (Debian package chromium, ~80 MB with 127 dependencies: " +
-			"too much for CI's time budget, so scripts/deps.sh does not install it)")
+		t.Skip("chromium not installed (Debian's chromium: scripts/deps.sh --report installs it; " +
+			"CI does not, to keep its time)")
 	}
 	r := sampleRun(t)
 	dir := t.TempDir()
