@@ -208,6 +208,7 @@ func TestSignalKilledRealBinary(t *testing.T) {
 			if sig == syscall.SIGTERM {
 				assert.Check(t, is.Contains(merged.String(), "# hold.ext4: interrupted by SIGTERM"), "the binary says the signal stopped hold.ext4")
 				note = "# fsnsuite: harnessbin interrupted by SIGTERM while hold.ext4 ran (reported above)"
+				assert.Check(t, is.Contains(merged.String(), "# harnessbin: interrupted by SIGTERM (exit status 143)\n"))
 			}
 			assert.Check(t, is.Contains(merged.String(), note), "a note says what killed it")
 			var junit bytes.Buffer
