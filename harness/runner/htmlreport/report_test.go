@@ -114,8 +114,7 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 	if chromium == "" {
-		t.Skip("chromium not installed (Debian's chromium: scripts/deps.sh --report installs it; " +
-			"CI does not, to keep its time)")
+		t.Skip("chromium not installed (Debian's chromium: scripts/deps.sh --report installs it)")
 	}
 	// By hand on a real run: FSNSUITE_RESULTS=results/latest.
 	r, plots := sampleRun(t), "3"
