@@ -77,7 +77,7 @@ type Case struct {
 	// that declares them keeps its leaves when it ends early: each subtest it
 	// did not run is reported skipped with the reason (CI history keys on
 	// leaf names), `-list -subtests` prints them, and a t.Run name missing
-	// here fails the case.
+	// here (or any t.Run in a case that declares none) fails the case.
 	Subtests []string
 	// Run is the case body.
 	Run func(t *T)

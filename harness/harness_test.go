@@ -116,6 +116,10 @@ func TestResultsAndExitCodes(t *testing.T) {
 		{"ktap", []string{"-run", "^subtests$", "-format", "ktap"}, 0, []string{
 			"KTAP version 1\n1..1\n", "    KTAP version 1\n    # Subtest: subtests\n    1..2\n"}},
 		{"none_selected", []string{"-run", "^nothing$"}, 4, []string{"1..0 # SKIP no case matches -run ^nothing$\n"}},
+		// A t.Run in a case that declares no Subtests fails it: a skip
+		// would lose the leaf.
+		{"undeclared_subtest", []string{"-run", "^undeclared_subtest$"}, 1, []string{
+			"subtest \"one\" is not in the case's Subtests []: declare it", "not ok 1 undeclared_subtest\n"}},
 		{"all_subtests_skip", []string{"-run", "^all_subtests_skip$"}, 4, []string{"ok 1 all_subtests_skip # SKIP reason one\n"}},
 		{"all_subtests_skip_strict", []string{"-run", "^all_subtests_skip$", "-strict"}, 1, []string{"not ok 1 all_subtests_skip\n"}},
 		{"bad_exit", []string{"-exit", "bogus"}, 2, nil},

@@ -344,3 +344,33 @@ print(n)`
 	// binary_verdict case that carries the broken plan.
 	assert.Equal(t, strings.TrimSpace(string(out)), "7")
 }
+
+// A real run's junit.xml meets the same rules and junitparser reads every
+// testcase (by hand: FSNSUITE_JUNIT=results/latest/junit.xml go test
+// -run TestJUnitOfFile ./tap).
+func TestJUnitOfFile(t *testing.T) {
+	p := os.Getenv("FSNSUITE_JUNIT")
+	if p == "" {
+		t.Skip("set FSNSUITE_JUNIT=FILE to check a real run's junit.xml")
+	}
+	f, err := os.Open(p)
+	assert.NilError(t, err)
+	defer f.Close()
+	assert.DeepEqual(t, CheckJUnit(f), []string(nil))
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import junitparser").Run(); err != nil {
+		t.Skip("python3-junitparser not installed (scripts/deps.sh installs it)")
+	}
+	out, err := exec.Command(py, "-c", `import sys, junitparser
+x = junitparser.JUnitXml.fromfile(sys.argv[1])
+n, st = 0, {}
+for suite in x:
+    for case in suite:
+        assert case.name and case.time is not None, case
+        k = type(case.result[0]).__name__ if case.result else "passed"
+        st[k] = st.get(k, 0) + 1
+        n += 1
+print(n, sorted(st.items()))`, p).CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	t.Logf("junitparser: %s", out)
+}

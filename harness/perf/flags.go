@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // Profile sizes an experiment. The quick profile keeps each binary well under a
@@ -135,7 +136,11 @@ func (o *Options) Register(fs *flag.FlagSet) {
 // (or over the directory holding the file).
 func (o *Options) setSave(path string) error {
 	jsonPath, benchPath := SavePaths(path)
-	fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
+	// Said once, by the binary's own process (its case process, a re-exec,
+	// parses the same flags).
+	if role, _ := reexec.Current(); role == "" {
+		fmt.Fprintf(os.Stderr, "perf: -save %s: JSON results to %s (for -baseline), Go benchmark lines to %s (for benchstat)\n", path, jsonPath, benchPath)
+	}
 	dfd, abs, err := fixture.OutputDir(jsonPath)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)

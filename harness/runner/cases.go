@@ -70,6 +70,30 @@ func ParseList(out []byte) []ListedCase {
 	return cases
 }
 
+// stoppedBySignal returns the case a binary reported stopped by a signal (its
+// last result, not ok, after a tap.StoppedBySignal diagnostic) and the
+// signal's name, or "" when its last result is no such case.
+func stoppedBySignal(st *tap.Node) (name, sig string) {
+	last := 0
+	for _, c := range st.Children {
+		if c.Status != tap.StatusMissing {
+			last = max(last, c.Number)
+		}
+	}
+	i := slices.IndexFunc(st.Children, func(c *tap.Node) bool { return c.Number == last })
+	if i < 0 || st.Children[i].Status != tap.StatusFail {
+		return "", ""
+	}
+	c := st.Children[i]
+	for _, d := range c.Diagnostics {
+		if rest, ok := strings.CutPrefix(d, c.Name+": "+tap.StoppedBySignal); ok {
+			sig, _, _ = strings.Cut(rest, ";")
+			return c.Name, strings.TrimSpace(sig)
+		}
+	}
+	return "", ""
+}
+
 func indentedLine(l string) bool { return strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") }
 
 // closingLines completes the stream of a binary that was killed (or died)
@@ -91,17 +115,12 @@ func closingLines(st *tap.Node, cases []ListedCase, killed, why string) []string
 			last = max(last, c.Number)
 		}
 	}
-	stopped := ""
 	// The harness reports the case a signal stopped itself (not ok, after
 	// a tap.StoppedBySignal diagnostic): then the runner's kill stopped no
 	// other case, and every unreported one is a case that did not run.
-	if i := slices.IndexFunc(st.Children, func(c *tap.Node) bool { return c.Number == last }); i >= 0 {
-		c := st.Children[i]
-		if c.Status == tap.StatusFail && slices.ContainsFunc(c.Diagnostics, func(d string) bool {
-			return strings.HasPrefix(d, c.Name+": "+tap.StoppedBySignal)
-		}) {
-			why, stopped = "", c.Name
-		}
+	stopped, _ := stoppedBySignal(st)
+	if stopped != "" {
+		why = ""
 	}
 	var rest []ListedCase
 	for _, c := range cases {

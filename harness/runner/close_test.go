@@ -6,9 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -136,4 +141,79 @@ func TestEarlyEndRealBinary(t *testing.T) {
 func TestParseList(t *testing.T) {
 	got := ParseList([]byte("a.tmpfs\n    one\n    two\nb.ext4\n\nc\n"))
 	assert.DeepEqual(t, got, []ListedCase{{Name: "a.tmpfs", Subtests: []string{"one", "two"}}, {Name: "b.ext4"}, {Name: "c"}})
+}
+
+// A harness binary killed by a signal from outside the runner (the OOM
+// killer's SIGKILL, an operator's SIGTERM) while a case runs: its block is
+// complete and well named. SIGTERM: the binary reports the case it stopped
+// itself (tap.StoppedBySignal) and the runner marks only the later cases not
+// run; SIGKILL: the runner marks the case it was in not ok and the rest not run.
+func TestSignalKilledRealBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the harness binary needs root")
+	}
+	bin := filepath.Join(t.TempDir(), "harnessbin")
+	out, err := exec.Command("go", "build", "-o", bin, "../testdata/harnessbin").CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			res := t.TempDir()
+			var merged bytes.Buffer
+			done := make(chan struct{})
+			var rep *Report
+			go func() {
+				defer close(done)
+				rep, err = Run(context.Background(), []Binary{{Name: "harnessbin", Path: bin}}, Options{
+					ResultsDir: res, Timeout: time.Minute, KillGrace: 500 * time.Millisecond, Out: &merged,
+					PassArgs: []string{"-run", "^(pass|subtests_skipped_early|hold.*|subtests|after)$", "-timeout", "60s"},
+				})
+			}()
+			// The hold case prints READY ... pid=<case process>; its
+			// process group is the binary's (the runner starts each
+			// binary as a group leader).
+			ready := regexp.MustCompile(`READY .* pid=(\d+)`)
+			var binPid int
+			for deadline := time.Now().Add(30 * time.Second); binPid == 0; time.Sleep(20 * time.Millisecond) {
+				assert.Assert(t, time.Now().Before(deadline), "the hold case never started")
+				logged, _ := os.ReadFile(filepath.Join(res, "logs", "harnessbin.stderr"))
+				if m := ready.FindSubmatch(logged); m != nil {
+					pid, _ := strconv.Atoi(string(m[1]))
+					pgid, err := syscall.Getpgid(pid)
+					assert.NilError(t, err)
+					binPid = pgid
+				}
+			}
+			assert.NilError(t, syscall.Kill(binPid, sig))
+			<-done
+			assert.NilError(t, err)
+			t.Logf("merged stream:\n%s", merged.String())
+			back := tap.ParseString(merged.String())
+			noProblems(t, back)
+			// SIGTERM: the binary's own word (interrupted by SIGTERM,
+			// exit status 143); SIGKILL: the wait status.
+			killed := map[syscall.Signal]string{syscall.SIGTERM: "interrupted by SIGTERM", syscall.SIGKILL: "killed by signal killed"}[sig]
+			why := "not run: harnessbin " + killed
+			got := leaves(back)
+			assert.DeepEqual(t, got, []leaf{
+				{"harnessbin.pass", tap.StatusPass, ""},
+				{"harnessbin.subtests_skipped_early.one", tap.StatusSkip, "FAN_TEST not supported (EINVAL)"},
+				{"harnessbin.subtests_skipped_early.two", tap.StatusSkip, "FAN_TEST not supported (EINVAL)"},
+				{"harnessbin.subtests.one", tap.StatusPass, ""},
+				{"harnessbin.subtests.two", tap.StatusSkip, "reason two"},
+				{"harnessbin.hold.ext4", tap.StatusFail, ""},
+				{"harnessbin.after", tap.StatusSkip, why},
+			})
+			assert.Equal(t, rep.Outcomes[0].Node.Status, tap.StatusFail)
+			note := "# fsnsuite: harnessbin killed by signal killed; this case had not finished"
+			if sig == syscall.SIGTERM {
+				assert.Check(t, is.Contains(merged.String(), "# hold.ext4: interrupted by SIGTERM"), "the binary says the signal stopped hold.ext4")
+				note = "# fsnsuite: harnessbin interrupted by SIGTERM while hold.ext4 ran (reported above)"
+				assert.Check(t, is.Contains(merged.String(), "# harnessbin: interrupted by SIGTERM (exit status 143)\n"))
+			}
+			assert.Check(t, is.Contains(merged.String(), note), "a note says what killed it")
+			var junit bytes.Buffer
+			assert.NilError(t, tap.WriteJUnit(&junit, rep.Root, "fsnsuite"))
+			assert.DeepEqual(t, tap.CheckJUnit(&junit), []string(nil))
+		})
+	}
 }

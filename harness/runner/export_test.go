@@ -41,7 +41,7 @@ echo 'not ok 3 delete.tmpfs'
 exit 1
 `),
 		fake(t, dir, "crasher", crashBody),
-		fake(t, dir, "perf_modify_overhead", fmt.Sprintf("echo 'TAP version 13'\necho 1..1\necho '# %s'\necho '# %s'\necho 'ok 1 write_watch.tmpfs'\n", m1, m2)),
+		fake(t, dir, "perf_modify_overhead", fmt.Sprintf("echo 'TAP version 13'\necho 1..2\necho '# %s'\necho '# %s'\necho 'ok 1 write_watch.tmpfs'\necho '# %s'\necho 'ok 2 read_watch.tmpfs # SKIP undecided: ratio 1.005 [0.998,1.012]'\n", m1, m2, m2)),
 	}
 	res := filepath.Join(dir, "results")
 	rep, err := Run(context.Background(), bins, Options{ResultsDir: res, Timeout: 5 * time.Second})
@@ -74,6 +74,8 @@ func TestLAVAResults(t *testing.T) {
 		"perf_modify_overhead.write_watch.tmpfs pass",
 		"perf_modify_overhead.write_watch.tmpfs.none_ns_per_op pass 1664 ns/op",
 		"perf_modify_overhead.write_watch.tmpfs.ratio pass 1.005 ratio",
+		"perf_modify_overhead.read_watch.tmpfs skip",
+		"perf_modify_overhead.read_watch.tmpfs.ratio skip 1.005 ratio",
 	})
 	for _, l := range lines {
 		assert.Check(t, !strings.Contains(l.Name, "mkfs") && !strings.Contains(l.Name, "_dup"), l.Name)
@@ -111,6 +113,26 @@ func kcidbRules(doc []byte) []string {
 		}
 	}
 	noNull("", top)
+	// Every string property of the schema's objects excludes NUL
+	// ("^[^\\0]*$" and the id patterns).
+	var noNUL func(p string, v any)
+	noNUL = func(p string, v any) {
+		switch x := v.(type) {
+		case string:
+			if strings.ContainsRune(x, 0) {
+				bad("%s contains NUL", p)
+			}
+		case map[string]any:
+			for k, e := range x {
+				noNUL(p+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				noNUL(fmt.Sprintf("%s[%d]", p, i), e)
+			}
+		}
+	}
+	noNUL("", top)
 	for k := range top {
 		if !strings.Contains(" version checkouts builds tests issues incidents ", " "+k+" ") {
 			bad("top-level property %q not allowed", k)
@@ -125,6 +147,7 @@ func kcidbRules(doc []byte) []string {
 	origin := regexp.MustCompile(`^[a-z0-9_]+$`)
 	originID := regexp.MustCompile(`^[a-z0-9_]+:.*$`)
 	path := regexp.MustCompile(`^([a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*)?$`)
+	compatible := regexp.MustCompile("^[^ \x00]+(,[^ \x00]+)*$")
 	allowed := " _timestamp build_id id origin environment path comment log_url log_excerpt status number start_time duration input_files output_files misc "
 	tests, _ := top["tests"].([]any)
 	ids := map[string]bool{}
@@ -157,6 +180,24 @@ func kcidbRules(doc []byte) []string {
 		if s, ok := tt["status"]; ok && !strings.Contains(" FAIL ERROR MISS PASS DONE SKIP ", " "+fmt.Sprint(s)+" ") {
 			bad("tests[%d]: status %v not in FAIL ERROR MISS PASS DONE SKIP", i, s)
 		}
+		// "number ... Should only be considered when the test has
+		// actually executed. That is, with a FAIL, ERROR, PASS, or DONE
+		// status only."
+		if _, ok := tt["number"]; ok && !strings.Contains(" FAIL ERROR PASS DONE ", " "+fmt.Sprint(tt["status"])+" ") {
+			bad("tests[%d]: a number with status %v (FAIL, ERROR, PASS or DONE only)", i, tt["status"])
+		}
+		for _, k := range []string{"comment", "log_url", "log_excerpt", "start_time", "path", "status"} {
+			if v, ok := tt[k]; ok {
+				if _, str := v.(string); !str {
+					bad("tests[%d]: %s %v is not a string", i, k, v)
+				}
+			}
+		}
+		if m, ok := tt["misc"]; ok {
+			if _, obj := m.(map[string]any); !obj {
+				bad("tests[%d]: misc is not an object", i)
+			}
+		}
 		if d, ok := tt["duration"]; ok {
 			if _, num := d.(float64); !num {
 				bad("tests[%d]: duration %v is not a number", i, d)
@@ -179,11 +220,30 @@ func kcidbRules(doc []byte) []string {
 					bad("tests[%d]: number.%s not allowed", i, k)
 				}
 			}
+			if p, ok := n["prefix"]; ok && p != "metric" && p != "binary" {
+				bad("tests[%d]: number.prefix %v not metric or binary", i, p)
+			}
 		}
 		if env, ok := tt["environment"].(map[string]any); ok {
 			for k := range env {
 				if k != "compatible" && k != "comment" && k != "misc" {
 					bad("tests[%d]: environment.%s not allowed", i, k)
+				}
+			}
+			if m, ok := env["misc"]; ok {
+				if _, obj := m.(map[string]any); !obj {
+					bad("tests[%d]: environment.misc is not an object", i)
+				}
+			}
+			if c, ok := env["compatible"]; ok {
+				list, _ := c.([]any)
+				for _, e := range list {
+					if s, _ := e.(string); !compatible.MatchString(s) {
+						bad("tests[%d]: environment.compatible %q", i, e)
+					}
+				}
+				if list == nil {
+					bad("tests[%d]: environment.compatible is not an array", i)
 				}
 			}
 		}
@@ -206,7 +266,7 @@ func TestKCIDB(t *testing.T) {
 	for _, tt := range doc.Tests {
 		byPath[tt.Path] = tt
 	}
-	assert.Equal(t, len(byPath), 10)
+	assert.Equal(t, len(byPath), 12)
 	assert.Equal(t, byPath["fsnsuite.inotify_basic.create.tmpfs"].Status, "PASS")
 	assert.Equal(t, byPath["fsnsuite.inotify_basic.delete.tmpfs"].Status, "FAIL")
 	assert.Check(t, is.Contains(byPath["fsnsuite.inotify_basic.delete.tmpfs"].LogExcerpt, "want: IN_CREATE"))
@@ -217,6 +277,11 @@ func TestKCIDB(t *testing.T) {
 	ratio := byPath["fsnsuite.perf_modify_overhead.write_watch.tmpfs.ratio"]
 	assert.Assert(t, ratio.Number != nil)
 	assert.DeepEqual(t, *ratio.Number, kcidbNumber{Value: 1.005, Unit: "ratio"})
+	assert.Equal(t, ratio.Status, "DONE", "a figure is a test's main output: DONE")
+	// An undecided gate is a skip, but its figure was measured: DONE too
+	// (the schema allows a number only with FAIL, ERROR, PASS or DONE).
+	assert.Equal(t, byPath["fsnsuite.perf_modify_overhead.read_watch.tmpfs"].Status, "SKIP")
+	assert.Equal(t, byPath["fsnsuite.perf_modify_overhead.read_watch.tmpfs.ratio"].Status, "DONE")
 	assert.Equal(t, ratio.Environment.Misc["kernel_release"], r.Info.Kernel)
 
 	// The rules catch what they state.
@@ -227,8 +292,35 @@ func TestKCIDB(t *testing.T) {
 		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","status":"OK"}]}`,
 		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","comment":null}]}`,
 		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","reason":"x"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","status":"SKIP","number":{"value":1}}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","number":{"value":1,"prefix":"kilo"}}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","comment":"a\u0000b"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","misc":"x"}]}`,
+		`{"version":{"major":5,"minor":3},"tests":[{"id":"a:1","build_id":"a:b","origin":"a","environment":{"compatible":["a b"]}}]}`,
+		`{"version":{"major":5,"minor":4}}`,
 	} {
 		assert.Check(t, len(kcidbRules([]byte(broken))) > 0, "accepted %s", broken)
 	}
 	assert.ErrorContains(t, WriteKCIDB(&buf, r, KCIDBOptions{Origin: "Bad Origin"}), "want [a-z0-9_]+")
+}
+
+// A real results directory's export follows the same rules (by hand:
+// FSNSUITE_RESULTS=results/latest go test -run TestKCIDBOfResultsDir).
+func TestKCIDBOfResultsDir(t *testing.T) {
+	dir := os.Getenv("FSNSUITE_RESULTS")
+	if dir == "" {
+		t.Skip("set FSNSUITE_RESULTS=DIR to check the export of a real results directory")
+	}
+	r, err := LoadResults(dir)
+	assert.NilError(t, err)
+	var buf bytes.Buffer
+	assert.NilError(t, WriteKCIDB(&buf, r, KCIDBOptions{}))
+	assert.DeepEqual(t, kcidbRules(buf.Bytes()), []string(nil))
+	var doc kcidbDoc
+	assert.NilError(t, json.Unmarshal(buf.Bytes(), &doc))
+	counts := map[string]int{}
+	for _, tt := range doc.Tests {
+		counts[tt.Status]++
+	}
+	t.Logf("%d tests: %v", len(doc.Tests), counts)
 }

@@ -76,6 +76,9 @@ type Outcome struct {
 	ExitCode int
 	// Signal names the signal that killed it, if any.
 	Signal string
+	// Caught is the signal the binary caught and reported stopping its
+	// case with (it then exited 128+N), "" when none.
+	Caught string
 	// TimedOut, Interrupted and StartErr say why it did not finish on its own.
 	TimedOut    bool
 	Interrupted bool
@@ -310,6 +313,12 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 		killed, why = fmt.Sprintf("%s killed by signal %s", name, o.Signal), "FAIL"
 	default:
 		killed, why = fmt.Sprintf("%s exited with status %d before reporting it", name, o.ExitCode), "FAIL"
+		// A signal from elsewhere that the binary caught: its exit
+		// status (128+N) only mimics a death by signal; its own word
+		// names the signal.
+		if _, sig := stoppedBySignal(st); sig != "" {
+			killed, o.Caught = name+" "+tap.StoppedBySignal+sig, sig
+		}
 	}
 	o.Closing = closingLines(st, cases, killed, why)
 }

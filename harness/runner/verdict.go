@@ -128,7 +128,11 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		note("exit status 2 (broken)")
 	default:
 		o.Broken = true
-		note("exit status %d", o.ExitCode)
+		if o.Caught != "" {
+			note("%s%s (exit status %d)", tap.StoppedBySignal, o.Caught, o.ExitCode)
+		} else {
+			note("exit status %d", o.ExitCode)
+		}
 	}
 	if strict && n.Status == tap.StatusSkip {
 		note("strict mode: skipped: %s", n.Reason)

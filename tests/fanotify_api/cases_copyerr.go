@@ -16,13 +16,17 @@ import (
 var copyErrCases = []harness.Case{
 	{
 		Name: "read_efault",
-		Doc:  "read(2) into an unmapped buffer is EFAULT and consumes the event: a notification is lost, a permission event is denied",
-		Run:  readEfault,
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"notification", "permission"},
+		Doc:      "read(2) into an unmapped buffer is EFAULT and consumes the event: a notification is lost, a permission event is denied",
+		Run:      readEfault,
 	},
 	{
 		Name: "event_fd_open_error",
-		Doc:  "when the event fd cannot be opened (O_RDWR on a read-only mount) read(2) fails with that errno, or, with FAN_REPORT_FD_ERROR, the event carries it as fd",
-		Run:  eventFdOpenError,
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"without_fd_error", "with_fd_error"},
+		Doc:      "when the event fd cannot be opened (O_RDWR on a read-only mount) read(2) fails with that errno, or, with FAN_REPORT_FD_ERROR, the event carries it as fd",
+		Run:      eventFdOpenError,
 	},
 }
 

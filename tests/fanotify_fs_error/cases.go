@@ -33,8 +33,10 @@ const (
 
 var cases = []harness.Case{{
 	Name: "ext4_error_records",
-	Doc:  "a corrupted inode's lookup reports FAN_FS_ERROR with EFSCORRUPTED and its FID, repeated errors merge into error_count, an abort reports ESHUTDOWN with an empty FILEID_INVALID handle",
-	Run:  ext4ErrorRecords,
+	// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+	Subtests: []string{"corrupted_inode_lookup", "errors_merge_into_count", "abort"},
+	Doc:      "a corrupted inode's lookup reports FAN_FS_ERROR with EFSCORRUPTED and its FID, repeated errors merge into error_count, an abort reports ESHUTDOWN with an empty FILEID_INVALID handle",
+	Run:      ext4ErrorRecords,
 }}
 
 // ext4ErrorRecords: fanotify(7) FAN_FS_ERROR "Create an event when a

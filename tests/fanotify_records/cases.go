@@ -25,10 +25,12 @@ import (
 
 var cases = []harness.Case{
 	{
-		Name:  "rename_old_new_records",
-		Doc:   "FAN_RENAME reports one event whose OLD_DFID_NAME/NEW_DFID_NAME records name the watched side(s) of the move",
-		Needs: []*feature.Feature{feature.RenameEvent},
-		Run:   renameOldNewRecords,
+		Name: "rename_old_new_records",
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"both_dirs", "old_dir_only", "new_dir_only", "filesystem_mark", "same_dir", "subdir_ondir", "subdir_no_ondir"},
+		Doc:      "FAN_RENAME reports one event whose OLD_DFID_NAME/NEW_DFID_NAME records name the watched side(s) of the move",
+		Needs:    []*feature.Feature{feature.RenameEvent},
+		Run:      renameOldNewRecords,
 	},
 	{
 		Name:  "rename_target_fid",
@@ -37,16 +39,20 @@ var cases = []harness.Case{
 		Run:   renameTargetFid,
 	},
 	{
-		Name:  "pidfd_record",
-		Doc:   "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD (-ESRCH with FAN_REPORT_FD_ERROR) once that process is reaped",
-		Needs: []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
-		Run:   pidfdRecord,
+		Name: "pidfd_record",
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"with_fid_records", "with_fd", "process_reaped_fd_error", "process_reaped"},
+		Doc:      "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD (-ESRCH with FAN_REPORT_FD_ERROR) once that process is reaped",
+		Needs:    []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
+		Run:      pidfdRecord,
 	},
 	{
-		Name:  "report_tid",
-		Doc:   "FAN_REPORT_TID puts the acting thread's id in the pid field; without it the field is the thread group id",
-		Needs: []*feature.Feature{feature.ReportTID},
-		Run:   reportTid,
+		Name: "report_tid",
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"with_report_tid", "without"},
+		Doc:      "FAN_REPORT_TID puts the acting thread's id in the pid field; without it the field is the thread group id",
+		Needs:    []*feature.Feature{feature.ReportTID},
+		Run:      reportTid,
 	},
 	{
 		Name:  "fid_handle_length",

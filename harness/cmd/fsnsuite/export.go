@@ -14,8 +14,10 @@ const exportUsage = `usage: fsnsuite export -kcidb [-o FILE] [-origin NAME] [-bu
 Writes a results directory (from a run of fsnsuite) in another CI's format:
   -kcidb   KCIDB I/O JSON (schema v5.3): one test per leaf, path
            fsnsuite.BINARY.CASE[.SUBTEST], PASS/FAIL/SKIP/ERROR, durations,
-           the kernel release and arch as environment, perf measurements as
-           numbers. Submit it with kcidb-submit.
+           the kernel release and arch as environment, each perf measurement
+           as a test of its own (path ...CASE.FIGURE) with a number and status
+           DONE (FAIL or ERROR when its case failed or broke). Submit it with
+           kcidb-submit.
 
 flags:
 `

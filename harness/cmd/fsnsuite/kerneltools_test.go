@@ -91,6 +91,17 @@ func TestKernelTools(t *testing.T) {
 		})
 	}
 
+	// What the README says of kunit: a standalone stream with no case at
+	// all (a -run matching nothing) is an error to it.
+	t.Run("kunit_no_case", func(t *testing.T) {
+		stream := filepath.Join(t.TempDir(), "none.ktap")
+		out, _ := exec.Command(filepath.Join(libexec, "inotify_basic"), "-format", "ktap", "-run", "^no_such_case$").Output()
+		assert.Check(t, is.Contains(string(out), "1..0 # SKIP no case matches"))
+		assert.NilError(t, os.WriteFile(stream, out, 0o644))
+		parsed, err := exec.Command(py, kunit, "parse", stream).CombinedOutput()
+		assert.Check(t, err != nil && strings.Contains(string(parsed), "0 tests run!"), "kunit now reads an empty stream (update the README): %v\n%s", err, parsed)
+	})
+
 	t.Run("run_kselftest", func(t *testing.T) {
 		ksft := filepath.Join(libexec, "kselftest")
 		for _, f := range []string{"run_kselftest.sh", "kselftest"} {

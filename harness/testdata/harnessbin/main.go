@@ -69,7 +69,10 @@ func main() {
 				select {}
 			}},
 			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
-			{Name: "all_subtests_skip", Doc: "every subtest skips", Run: func(t *harness.T) {
+			{Name: "undeclared_subtest", Doc: "runs a subtest without declaring it", Run: func(t *harness.T) {
+				t.Run("one", func(t *harness.T) {})
+			}},
+			{Name: "all_subtests_skip", Doc: "every subtest skips", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) { t.Skipf("reason one") })
 				t.Run("two", func(t *harness.T) { t.Skipf("reason one") })
 			}},
