@@ -9,41 +9,42 @@ import (
 // reports how many of them its scenarios exercised. Each id names the
 // kernel function (or man page sentence) the rule comes from.
 const (
-	RuleCalcMaskIgnore      = "fsnotify_calc_mask: ignore mask in the object's interest (4f0b903ded72)"
-	RuleIgnoreFlags         = "fsnotify_ignore_mask: FAN_MARK_IGNORE event flags decide"
-	RuleIgnoreLegacy        = "fsnotify_ignore_mask: legacy ignore mask (dirs always, children with FAN_EVENT_ON_CHILD)"
-	RuleIgnoreNotApplicable = "fsnotify_effective_ignore_mask: ignore mask not applicable"
-	RuleParentVisited       = "__fsnotify_parent: parent watches children and is interested"
-	RuleParentNotVisited    = "__fsnotify_parent: parent marked but not visited"
-	RuleNoInterest          = "fsnotify: no mark interested in the event"
-	RuleModifyClears        = "send_to_group: FS_MODIFY clears a non-surviving ignore mask"
-	RuleModifySurvives      = "send_to_group: FAN_MARK_IGNORED_SURV_MODIFY survives FS_MODIFY"
-	RuleMarkNeedsOndir      = "fanotify_group_event_mask: mark without FAN_ONDIR skips a dir event"
-	RuleMarkNeedsOnChild    = "fanotify_group_event_mask: parent mark without FAN_EVENT_ON_CHILD skips a child event"
-	RuleIgnored             = "fanotify_group_event_mask: event ignored"
-	RuleReported            = "fanotify_group_event_mask: event reported"
-	RuleErrEvictableType    = "do_fanotify_mark: FAN_MARK_EVICTABLE on mount/sb is EINVAL"
-	RuleErrIgnoreNotDir     = "fanotify_events_supported: FAN_MARK_IGNORE event flags on a non-dir is ENOTDIR"
-	RuleErrIgnoreNeedsSurv  = "do_fanotify_mark: FAN_MARK_IGNORE needs SURV_MODIFY on dir/mount/sb"
-	RuleIgnoreOpenForWrite  = "fanotify_add_inode_mark: non-surviving ignore mask not added while open for write"
-	RuleErrExist            = "fanotify_may_update_existing_mark: EEXIST"
-	RuleErrFidOnly          = "do_fanotify_mark: inode events need a FID group and no mount mark (EINVAL)"
-	RuleErrNoMark           = "fanotify_remove_mark: ENOENT without a mark"
-	RuleMarkDestroyed       = "fanotify_mark_remove_from_mask: mark destroyed when both masks are empty"
-	RuleInotifyParent       = "fsnotify_handle_event: inotify parent watch gets the child's name"
-	RuleInotifySelf         = "fsnotify_handle_event: inotify watch on the object itself"
-	RuleInotifyMaskAdd      = "inotify_update_existing_watch: IN_MASK_ADD ors, else replaces"
-	RuleInotifyOneshot      = "inotify_handle_inode_event: IN_ONESHOT destroys the watch (IN_IGNORED)"
-	RuleInotifyRm           = "inotify_rm_watch: IN_IGNORED"
-	RuleInotifyRmEinval     = "inotify_rm_watch: EINVAL for an unknown wd"
-	RuleInotifyIsdir        = "inotify: IN_ISDIR on events of directories"
-	RuleRename              = "fsnotify_move: FS_MOVED_FROM, FS_MOVED_TO, FS_MOVE_SELF"
-	RuleRenameOverwrite     = "vfs_rename: an overwritten target gets FS_ATTRIB and FS_DELETE_SELF"
-	RuleDirent              = "fsnotify_name: a dirent event on the directory with the entry's name"
-	RuleDeleteSelf          = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
-	RuleErrPermNotif        = "do_fanotify_mark: permission events in a FAN_CLASS_NOTIF group are EINVAL"
-	RuleDFIDNoDir           = "fanotify_group_event_mask: a DIR_FID group without a directory to report gets no event"
-	RuleErrOnlydir          = "FAN_MARK_ONLYDIR / IN_ONLYDIR on a non-directory is ENOTDIR"
+	RuleCalcMaskIgnore        = "fsnotify_calc_mask: ignore mask in the object's interest (4f0b903ded72)"
+	RuleIgnoreFlags           = "fsnotify_ignore_mask: FAN_MARK_IGNORE event flags decide"
+	RuleIgnoreLegacy          = "fsnotify_ignore_mask: legacy ignore mask (dirs always, children with FAN_EVENT_ON_CHILD)"
+	RuleIgnoreNotApplicable   = "fsnotify_effective_ignore_mask: ignore mask not applicable"
+	RuleParentVisited         = "__fsnotify_parent: parent watches children and is interested"
+	RuleParentNotVisited      = "__fsnotify_parent: parent marked but not visited"
+	RuleNoInterest            = "fsnotify: no mark interested in the event"
+	RuleModifyClears          = "send_to_group: FS_MODIFY clears a non-surviving ignore mask"
+	RuleModifySurvives        = "send_to_group: FAN_MARK_IGNORED_SURV_MODIFY survives FS_MODIFY"
+	RuleMarkNeedsOndir        = "fanotify_group_event_mask: mark without FAN_ONDIR skips a dir event"
+	RuleMarkNeedsOnChild      = "fanotify_group_event_mask: parent mark without FAN_EVENT_ON_CHILD skips a child event"
+	RuleIgnored               = "fanotify_group_event_mask: event ignored"
+	RuleReported              = "fanotify_group_event_mask: event reported"
+	RuleErrEvictableType      = "do_fanotify_mark: FAN_MARK_EVICTABLE on mount/sb is EINVAL"
+	RuleErrIgnoreNotDir       = "fanotify_events_supported: FAN_MARK_IGNORE event flags on a non-dir is ENOTDIR"
+	RuleErrIgnoreNeedsSurv    = "do_fanotify_mark: FAN_MARK_IGNORE needs SURV_MODIFY on dir/mount/sb"
+	RuleIgnoreOpenForWrite    = "fanotify_add_inode_mark: non-surviving ignore mask not added while open for write"
+	RuleErrExist              = "fanotify_may_update_existing_mark: EEXIST"
+	RuleErrFidOnly            = "do_fanotify_mark: inode events need a FID group and no mount mark (EINVAL)"
+	RuleErrNoMark             = "fanotify_remove_mark: ENOENT without a mark"
+	RuleMarkDestroyed         = "fanotify_mark_remove_from_mask: mark destroyed when both masks are empty"
+	RuleInotifyParent         = "fsnotify_handle_event: inotify parent watch gets the child's name"
+	RuleInotifySelf           = "fsnotify_handle_event: inotify watch on the object itself"
+	RuleInotifyMaskAdd        = "inotify_update_existing_watch: IN_MASK_ADD ors, else replaces"
+	RuleInotifyOneshot        = "inotify_handle_inode_event: IN_ONESHOT destroys the watch (IN_IGNORED)"
+	RuleInotifyRm             = "inotify_rm_watch: IN_IGNORED"
+	RuleInotifyRmEinval       = "inotify_rm_watch: EINVAL for an unknown wd"
+	RuleInotifyIsdir          = "inotify: IN_ISDIR on events of directories"
+	RuleRename                = "fsnotify_move: FS_MOVED_FROM, FS_MOVED_TO, FS_MOVE_SELF"
+	RuleRenameOverwrite       = "vfs_rename: an overwritten target gets FS_ATTRIB and FS_DELETE_SELF"
+	RuleDirent                = "fsnotify_name: a dirent event on the directory with the entry's name"
+	RuleDeleteSelf            = "fsnotify_inoderemove: FS_DELETE_SELF and the inode's marks go"
+	RuleErrPermNotif          = "do_fanotify_mark: permission events in a FAN_CLASS_NOTIF group are EINVAL"
+	RuleDFIDNoDir             = "fanotify_group_event_mask: a DIR_FID group without a directory to report gets no event"
+	RuleErrOnlydir            = "FAN_MARK_ONLYDIR / IN_ONLYDIR on a non-directory is ENOTDIR"
+	RuleParentMarkNotWatching = "fsnotify_iter_select_report_types: a parent mark not watching children is left out"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -56,6 +57,7 @@ var Rules = []string{
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
+	RuleParentMarkNotWatching,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -127,26 +129,27 @@ func (c *Coverage) Missed() []string {
 // fault on, the model no longer agrees with a correct kernel, and the
 // explorer must notice: that is its measured power.
 const (
-	FaultParentIgnoreNoInterest = "parent_ignore_not_in_interest"
-	FaultIgnoreFlagAsLegacy     = "ignore_flag_as_legacy"
-	FaultLegacyNotOnDir         = "legacy_ignore_not_on_dir"
-	FaultLegacyChildAlways      = "legacy_ignore_child_without_on_child"
-	FaultIgnoreSameTypeOnly     = "ignore_only_same_mark_type"
-	FaultModifyClearsSurv       = "modify_clears_surviving_ignore"
-	FaultModifyNeverClears      = "modify_never_clears_ignore"
-	FaultParentNeedsNoOnChild   = "parent_mark_reports_without_on_child"
-	FaultOndirNotNeeded         = "dir_event_without_ondir"
-	FaultFIDDropsOndir          = "fid_group_drops_ondir"
-	FaultEvictableAnyType       = "evictable_on_mount_allowed"
-	FaultFidOnlyEventsOnFd      = "inode_events_allowed_on_fd_group"
-	FaultInotifyMaskAddReplaces = "inotify_mask_add_replaces"
-	FaultInotifyOneshotStays    = "inotify_oneshot_stays"
-	FaultInotifyParentOnly      = "inotify_child_event_to_parent_only"
-	FaultRemoveKeepsEmptyMark   = "remove_keeps_empty_mark"
-	FaultRenameStaleParent      = "rename_keeps_old_parent"
-	FaultRenameNoMoveSelf       = "rename_without_move_self"
-	FaultPermSkipsParent        = "perm_events_skip_parent"
-	FaultDFIDFileSelfEvents     = "dfid_name_reports_file_self_events"
+	FaultParentIgnoreNoInterest   = "parent_ignore_not_in_interest"
+	FaultIgnoreFlagAsLegacy       = "ignore_flag_as_legacy"
+	FaultLegacyNotOnDir           = "legacy_ignore_not_on_dir"
+	FaultLegacyChildAlways        = "legacy_ignore_child_without_on_child"
+	FaultIgnoreSameTypeOnly       = "ignore_only_same_mark_type"
+	FaultModifyClearsSurv         = "modify_clears_surviving_ignore"
+	FaultModifyNeverClears        = "modify_never_clears_ignore"
+	FaultParentNeedsNoOnChild     = "parent_mark_reports_without_on_child"
+	FaultOndirNotNeeded           = "dir_event_without_ondir"
+	FaultFIDDropsOndir            = "fid_group_drops_ondir"
+	FaultEvictableAnyType         = "evictable_on_mount_allowed"
+	FaultFidOnlyEventsOnFd        = "inode_events_allowed_on_fd_group"
+	FaultInotifyMaskAddReplaces   = "inotify_mask_add_replaces"
+	FaultInotifyOneshotStays      = "inotify_oneshot_stays"
+	FaultInotifyParentOnly        = "inotify_child_event_to_parent_only"
+	FaultRemoveKeepsEmptyMark     = "remove_keeps_empty_mark"
+	FaultRenameStaleParent        = "rename_keeps_old_parent"
+	FaultRenameNoMoveSelf         = "rename_without_move_self"
+	FaultPermSkipsParent          = "perm_events_skip_parent"
+	FaultDFIDFileSelfEvents       = "dfid_name_reports_file_self_events"
+	FaultParentNotWatchingVisited = "parent_mark_not_watching_children_visited"
 )
 
 // Fault describes one model fault.
@@ -177,6 +180,7 @@ var Faults = []Fault{
 	{FaultRenameStaleParent, "parent-watched delivery", "after a rename, a child's events still go to its old parent's marks (a stale parent-watched flag)"},
 	{FaultRenameNoMoveSelf, "renames", "a rename does not report FS_MOVE_SELF on the moved inode"},
 	{FaultPermSkipsParent, "permission events", "FAN_OPEN_PERM/FAN_ACCESS_PERM of a child never reach its parent's FAN_EVENT_ON_CHILD mark (\"FAN_OPEN_PERM remains unvalidated\", seed 004)"},
+	{FaultParentNotWatchingVisited, "parent merge of ignore masks", "a parent mark without FAN_EVENT_ON_CHILD is visited for a child's event when another mark makes the parent watch children, so a child's FS_MODIFY clears its ignore mask (kernel without e730558adffb)"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

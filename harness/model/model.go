@@ -384,12 +384,36 @@ func (k Kernel) route(marks []*Mark, role func(*Mark) (Loc, bool), ev uint32) (m
 		if !ok || (r == LocParent && !parentVisited) {
 			continue
 		}
+		// fsnotify_iter_select_report_types: the parent watches children
+		// and is interested, "But is *this mark* watching children?" A
+		// parent mark with FS_EVENT_ON_CHILD neither in its mask nor in its
+		// ignore mask is not reported to its group: it neither reports,
+		// nor ignores, nor has its ignore mask cleared by FS_MODIFY
+		// (e730558adffb "fsnotify: consistent behavior for parent not
+		// watching children", extended to ignore masks in 6.0).
+		if r == LocParent && !watchesChildren(m) && !k.visitsEveryParentMark() {
+			k.hit(RuleParentMarkNotWatching)
+			continue
+		}
 		if _, ok := groups[m.Group]; !ok {
 			order = append(order, m.Group)
 		}
 		groups[m.Group] = append(groups[m.Group], visit{m, r})
 	}
 	return groups, order
+}
+
+// visitsEveryParentMark: the faults that get a parent mark without
+// FS_EVENT_ON_CHILD wrong need it visited to show (as a kernel without
+// e730558adffb visits it).
+func (k Kernel) visitsEveryParentMark() bool {
+	return k.faulty(FaultParentNotWatchingVisited) || k.faulty(FaultLegacyChildAlways) || k.faulty(FaultParentNeedsNoOnChild)
+}
+
+// watchesChildren: FS_EVENT_ON_CHILD in the mark's mask or in its
+// fsnotify_ignore_mask() (a legacy ignore mask takes it from the mask).
+func watchesChildren(m *Mark) bool {
+	return m.Mask&fsOnChild != 0 || (m.IgnoreFlags && m.Ignore&fsOnChild != 0)
 }
 
 // clearOnModify is send_to_group's "clear ignored on inode modification":

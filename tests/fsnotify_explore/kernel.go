@@ -15,6 +15,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/markmirror"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
@@ -279,11 +280,27 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
 			p = r.root
 		}
-		e, err := markmirror.Errno(unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p))
+		err := unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p)
+		// ENOSPC is only fs.fanotify.max_user_marks (fanotify_mark(2)):
+		// the machine's limit, not a result the model predicts; the case
+		// skips with the limit named (harness/limits).
+		if lerr := limits.FanotifyMark("fanotify_mark", err); lerr != nil {
+			if _, ok := limits.As(lerr); ok {
+				return "", lerr
+			}
+		}
+		e, err := markmirror.Errno(err)
 		return errnoText(e), err
 	case "watch":
 		g := gs[st.Group]
 		wd, err := unix.InotifyAddWatch(g.in.Fd(), p, st.Mask)
+		// ENOSPC is only fs.inotify.max_user_watches (inotify_add_watch(2)),
+		// or a failed allocation: not a result the model predicts.
+		if lerr := limits.InotifyWatch("inotify_add_watch", err); lerr != nil {
+			if _, ok := limits.As(lerr); ok {
+				return "", lerr
+			}
+		}
 		e, err := markmirror.Errno(err)
 		if err != nil || e != 0 {
 			return errnoText(e), err

@@ -191,6 +191,18 @@ var regressions = []regression{
 			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "s/h"},     // actor read s/h
 		}}},
 	{
+		Name:    "witness_parent_mark_not_watching_children_visited",
+		Doc:     "a child's write does not clear the legacy ignore mask of its parent's mark without FAN_EVENT_ON_CHILD, though another group's mark makes the parent watch children (fsnotify_iter_select_report_types, e730558adffb)",
+		Witness: model.FaultParentNotWatchingVisited,
+		Fix:     &harness.Fix{Commit: "e730558adffb", Subject: "fsnotify: consistent behavior for parent not watching children"},
+		Scenario: Scenario{Seed: 469, Groups: []string{"pre_content", "notif"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x40000020, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN|FAN_ONDIR, <fs root>)
+			{Op: "mark", Group: 0, Flags: 0x21, Mask: 0x20, Obj: "."},       // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_MASK, FAN_OPEN, .)
+			{Op: "mark", Group: 1, Flags: 0x1, Mask: 0x8000000, Obj: "."},   // g1 fanotify_mark(FAN_MARK_ADD, FAN_EVENT_ON_CHILD, .)
+			{Op: "write", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},        // actor write f
+			{Op: "opendir", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "."},      // actor opendir .
+		}}},
+	{
 		Name:    "witness_dfid_name_reports_file_self_events",
 		Doc:     "a FAN_REPORT_DFID_NAME group gets no FAN_DELETE_SELF of a file overwritten by a rename: no directory to report (fanotify_group_event_mask)",
 		Witness: model.FaultDFIDFileSelfEvents,

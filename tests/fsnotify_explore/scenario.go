@@ -174,6 +174,26 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		s.Steps = append(s.Steps, Step{Op: "watch", Obj: pick(r, []string{".", "s"}),
 			Mask: unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF | pick(r, inEvents)})
 	}
+	if other := 1 + r.Intn(max(n-1, 1)); n > 1 && s.Groups[0] != "inotify" && len(s.Steps) < 2 && r.Intn(5) == 0 {
+		// One group ignores on a directory what it reports there, and
+		// another group's mark or watch on that directory watches its
+		// children: the first group's directory mark is then visited (or
+		// not) for the children's events, which may clear its ignore mask
+		// (the interaction of 4f0b903ded72 and e730558adffb).
+		d := pick(r, []string{".", "s"})
+		ev := pick(r, fanEvents)
+		s.Steps = append(s.Steps[:0],
+			Step{Op: "mark", Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM, 0}), Mask: ev | unix.FAN_ONDIR},
+			Step{Op: "mark", Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_IGNORED_MASK, unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_IGNORED_SURV_MODIFY}), Mask: ev, Obj: d})
+		if s.Steps[0].Flags&(unix.FAN_MARK_MOUNT|unix.FAN_MARK_FILESYSTEM) == 0 {
+			s.Steps[0].Obj = d
+		}
+		if s.Groups[other] == "inotify" {
+			s.Steps = append(s.Steps, Step{Op: "watch", Group: other, Obj: d, Mask: pick(r, inEvents)})
+		} else {
+			s.Steps = append(s.Steps, Step{Op: "mark", Group: other, Flags: unix.FAN_MARK_ADD, Obj: d, Mask: unix.FAN_EVENT_ON_CHILD | pick(r, fanEvents)})
+		}
+	}
 	for i := len(s.Steps); i < steps; i++ {
 		g := r.Intn(n)
 		if r.Intn(100) < 60 {
@@ -251,6 +271,25 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 	}
 	if n := len(prev); n > 0 && prev[n-1].Op == "rename" && exists[prev[n-1].To] && r.Intn(5) < 3 {
 		obj = prev[n-1].To // act on what was just moved: its new parent must see it
+	}
+	if n := len(prev); n > 0 && prev[n-1].Op == "write" && exists[parentName(prev[n-1].Obj)] && r.Intn(3) == 0 {
+		// A child's write (FS_MODIFY) may clear the ignore masks of the
+		// parent's marks it visits: the parent's own next event shows it.
+		return Step{Op: "opendir", Obj: parentName(prev[n-1].Obj)}
+	}
+	if p, ok := ignoredDir(r, prev, -1); ok && r.Intn(4) == 0 {
+		// A write of a child of a directory with an ignore mask: its
+		// FS_MODIFY meets the ignore mask only if the parent's mark is
+		// visited for it, which another group's mark may cause.
+		var kids []string
+		for _, k := range children[p.Obj] {
+			if exists[k] && !isDirName[k] {
+				kids = append(kids, k)
+			}
+		}
+		if len(kids) > 0 {
+			return Step{Op: "write", Obj: pick(r, kids)}
+		}
 	}
 	st := Step{Obj: obj}
 	if r.Intn(3) == 0 {

@@ -48,7 +48,7 @@ var runVM = bootVM
 
 // vmFlags are the flags consumed on the host in VM mode, never passed to the guest.
 var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "vm-cpus": true,
-	"vm-timeout": true, "results": true, "dir": true, "f": true}
+	"vm-timeout": true, "results": true, "dir": true, "f": true, "vm-file": true}
 
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
@@ -102,7 +102,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		vmMem       = fs.String("vm-mem", "", "VM mode: guest memory `size` (MiB, or with suffix M/G)")
 		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
+		vmFiles     = map[string]string{}
 	)
+	fs.Func("vm-file", "VM mode: put host file `HOST=GUEST` at the absolute guest path GUEST (repeatable; e.g. a binary's input named in a -f runtest line; the guest's /results comes back as the results directory)", func(v string) error {
+		host, guest, ok := strings.Cut(v, "=")
+		if !ok || host == "" || !filepath.IsAbs(guest) || filepath.Clean(guest) == "/" {
+			return fmt.Errorf("want HOST=GUEST with an absolute guest path, got %q", v)
+		}
+		abs, err := filepath.Abs(host)
+		if err != nil {
+			return err
+		}
+		if st, err := os.Stat(abs); err != nil {
+			return err
+		} else if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", host)
+		}
+		vmFiles[filepath.Clean(guest)] = abs
+		return nil
+	})
 	// A bad flag gets one line and a pointer to -h, not the whole usage.
 	if code, done := parseArgs(fs, args, usage, stderr); done {
 		return code
@@ -157,8 +175,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *kernel != "" {
 		return runInVM(ctx, fs, set, vmRequest{
 			Kernel: *kernel, Modules: *modules, CPUs: *vmCPUs, Timeout: *vmTimeout,
-			BinDir: binDir, IncludePerf: *perf,
+			BinDir: binDir, IncludePerf: *perf, Files: vmFiles,
 		}, *vmMem, *runtest, *results, stderr)
+	}
+	if len(vmFiles) > 0 {
+		return fail("-vm-file is for VM mode (-kernel)")
 	}
 
 	var bins []runner.Binary
@@ -292,7 +313,10 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 			fmt.Fprintf(stderr, "fsnsuite: -f: %v\n", err)
 			return exitcode.Usage
 		}
-		req.Files = map[string]string{guestRuntest: abs}
+		if req.Files == nil {
+			req.Files = map[string]string{}
+		}
+		req.Files[guestRuntest] = abs
 		req.Args = append(req.Args, "-f="+guestRuntest)
 	}
 	code, err := runVM(ctx, req)

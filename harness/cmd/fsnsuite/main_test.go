@@ -121,15 +121,33 @@ func TestVMArgs(t *testing.T) {
 	assert.NilError(t, os.WriteFile(rt, []byte("a a\n"), 0o644))
 	var out, errb bytes.Buffer
 	code := run([]string{"-kernel", "/boot/vmlinuz", "-vm-mem", "1G", "-vm-cpus", "4", "-dir", "/opt/bin",
-		"-results", "/tmp/r", "-f", rt, "-strict", "-run", "fanotify", "-timeout", "1m0s"}, &out, &errb)
+		"-results", "/tmp/r", "-f", rt, "-strict", "-run", "fanotify", "-timeout", "1m0s",
+		"-vm-file", rt + "=/opt/in/rec.json"}, &out, &errb)
 	assert.Equal(t, code, 4)
 	assert.Equal(t, got.Kernel, "/boot/vmlinuz")
 	assert.Equal(t, got.MemMB, 1024)
 	assert.Equal(t, got.CPUs, 4)
 	assert.Equal(t, got.BinDir, "/opt/bin")
 	assert.Equal(t, got.ResultsDir, "/tmp/r")
-	assert.DeepEqual(t, got.Files, map[string]string{"/opt/fsnsuite/runtest": rt})
+	assert.DeepEqual(t, got.Files, map[string]string{"/opt/fsnsuite/runtest": rt, "/opt/in/rec.json": rt})
 	assert.DeepEqual(t, got.Args, []string{"-run=fanotify", "-strict=true", "-timeout=1m0s", "-f=/opt/fsnsuite/runtest"})
+}
+
+func TestVMFileFlag(t *testing.T) {
+	old := runVM
+	t.Cleanup(func() { runVM = old })
+	runVM = func(_ context.Context, r vmRequest) (int, error) { return 0, nil }
+	f := filepath.Join(t.TempDir(), "f")
+	assert.NilError(t, os.WriteFile(f, nil, 0o644))
+	for _, bad := range []string{f, f + "=rel/path", f + "=/", "/nonexistent=/x", filepath.Dir(f) + "=/x"} {
+		var out, errb bytes.Buffer
+		code := run([]string{"-kernel", "/boot/vmlinuz", "-vm-file", bad}, &out, &errb)
+		assert.Equal(t, code, 2, "-vm-file %s: %s", bad, errb.String())
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-vm-file", f + "=/x", "-dir", t.TempDir()}, &out, &errb)
+	assert.Equal(t, code, 2)
+	assert.Assert(t, is.Contains(errb.String(), "-vm-file is for VM mode"))
 }
 
 func TestParseMiB(t *testing.T) {
