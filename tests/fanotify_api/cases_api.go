@@ -11,6 +11,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 )
 
 var apiCases = []harness.Case{
@@ -211,7 +212,7 @@ func initUnprivileged(t *harness.T) {
 		{"class_content", unix.FAN_CLASS_CONTENT, unix.EPERM},
 	} {
 		t.Run(r.name, func(t *harness.T) {
-			err := withoutCaps(capSysAdmin, func() error {
+			err := fixture.WithoutCaps(capSysAdmin, func() error {
 				fd, err := unix.FanotifyInit(r.flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
 				if err == nil {
 					unix.Close(fd)
@@ -229,7 +230,7 @@ func initUnprivileged(t *harness.T) {
 		touch(t, f)
 		a := t.Actor()
 		var gfd int
-		err := withoutCaps(capSysAdmin, func() (err error) {
+		err := fixture.WithoutCaps(capSysAdmin, func() (err error) {
 			gfd, err = unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
 			return err
 		})
@@ -250,7 +251,7 @@ func initUnprivileged(t *harness.T) {
 			{"FAN_MARK_FILESYSTEM", unix.FAN_MARK_FILESYSTEM, unix.EPERM},
 			{"inode", 0, 0},
 		} {
-			err := withoutCaps(capSysAdmin, func() error {
+			err := fixture.WithoutCaps(capSysAdmin, func() error {
 				return unix.FanotifyMark(gfd, unix.FAN_MARK_ADD|m.flags, unix.FAN_OPEN, unix.AT_FDCWD, f)
 			})
 			wantErrno(t, "unprivileged group: "+m.name+" mark without CAP_SYS_ADMIN", err, m.want)
@@ -442,7 +443,7 @@ func markNeedsReadPermission(t *harness.T) {
 			if err := os.Chmod(p, os.FileMode(r.mode)); err != nil {
 				t.Fatalf("%v", err)
 			}
-			err := withoutCaps(dacCaps, func() error {
+			err := fixture.WithoutCaps(dacCaps, func() error {
 				return unix.FanotifyMark(g.Fd(), unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, p)
 			})
 			wantErrno(t, fmt.Sprintf("fanotify_mark(FAN_MARK_ADD, FAN_OPEN) of a root-owned mode-%04o file without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH", r.mode), err, r.want)

@@ -76,7 +76,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name: "api_errors",
-		Doc:  "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors and watch descriptors",
+		Doc:  "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors, watch descriptors and files the caller may not read",
 		Run:  apiErrors,
 	},
 }
@@ -548,6 +548,22 @@ func apiErrors(t *harness.T) {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	// inotify_add_watch(2) EACCES "Read access to the given file is not
+	// permitted": inotify_find_inode (fs/notify/inotify/inotify_user.c)
+	// checks path_permission(MAY_READ) after the lookup; root passes it only
+	// through CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH (capabilities(7)), which
+	// the calling thread drops. Its owner may watch a mode-0400 file.
+	dacCaps := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
+	unreadable, ownerReadable := t.Path("mode_0000"), t.Path("mode_0400")
+	touch(t, unreadable, ownerReadable)
+	for p, mode := range map[string]os.FileMode{unreadable: 0, ownerReadable: 0o400} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	withoutDAC := func(call func() error) func() error {
+		return func() error { return fixture.WithoutCaps(dacCaps, call) }
+	}
 	const noEventBit = 0x00100000 // in no IN_* event or flag (ALL_INOTIFY_BITS)
 	addWatch := func(fd int, path string, mask uint32) func() error {
 		return func() error { _, err := unix.InotifyAddWatch(fd, path, mask); return err }
@@ -569,6 +585,8 @@ func apiErrors(t *harness.T) {
 		{"add_mask_add_and_create", addWatch(in.Fd(), f, unix.IN_OPEN|unix.IN_MASK_ADD|unix.IN_MASK_CREATE), unix.EINVAL},
 		{"add_fd_closed", addWatch(closed, f, unix.IN_OPEN), unix.EBADF},
 		{"add_fd_not_inotify", addWatch(regular, f, unix.IN_OPEN), unix.EINVAL},
+		{"add_no_read_permission", withoutDAC(addWatch(in.Fd(), unreadable, unix.IN_OPEN)), unix.EACCES},
+		{"add_owner_read_only", withoutDAC(addWatch(in.Fd(), ownerReadable, unix.IN_OPEN)), 0},
 		{"add_missing_path", addWatch(in.Fd(), filepath.Join(t.Dir(), "missing", "x"), unix.IN_OPEN), unix.ENOENT},
 		{"rm_unknown_wd", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd+100)); return err }, unix.EINVAL},
 		{"rm_fd_closed", func() error { _, err := unix.InotifyRmWatch(closed, uint32(wd)); return err }, unix.EBADF},
