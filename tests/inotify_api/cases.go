@@ -50,6 +50,11 @@ var cases = []harness.Case{
 		Run:  readShortBuffer,
 	},
 	{
+		Name: "read_blocks_until_event",
+		Doc:  "read(2) of an empty instance made without IN_NONBLOCK sleeps in the read until an event is queued, then returns that event",
+		Run:  readBlocksUntilEvent,
+	},
+	{
 		Name: "read_efault",
 		Doc:  "read(2) into an unmapped buffer is EFAULT and the event it was copying is gone",
 		Run:  readEfault,
@@ -596,4 +601,45 @@ func apiErrors(t *harness.T) {
 	} {
 		t.Run(r.name, func(t *harness.T) { wantErrno(t, r.name, r.call(), r.want) })
 	}
+}
+
+// readBlocksUntilEvent: inotify(7) "If no events have so far occurred, then,
+// assuming a blocking file descriptor, read(2) will block until at least one
+// event occurs"; inotify_read (fs/notify/inotify/inotify_user.c) sleeps
+// (wait_woken) until get_one_event finds one. The reader is seen asleep in
+// read(2) before the actor creates the file.
+func readBlocksUntilEvent(t *harness.T) {
+	dir := t.Path("d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	res, err := fixture.BlockingRead(in.Fd(), 4096, 5*time.Second)
+	if err != nil {
+		t.Fatalf("blocking instance, IN_CREATE on d, nothing queued: %v", err)
+	}
+	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("create d/f: %v", err)
+	}
+	var r fixture.ReadResult
+	select {
+	case r = <-res:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("read(2) still blocked 5s after the actor created d/f (IN_CREATE should have woken it)")
+	}
+	if r.Err != nil {
+		t.Fatalf("blocked read(2): %v", r.Err)
+	}
+	got, err := inotify.Decode(r.Buf)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "blocking instance, IN_CREATE on d; read(2) asleep; actor creates d/f"
+	expect.Inotify(t, did, got, []inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "f"}})
+	expect.InotifyQuiet(t, did, in, expect.Quiet)
 }
