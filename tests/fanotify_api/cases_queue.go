@@ -217,16 +217,11 @@ func readBlocksUntilEvent(t *harness.T) {
 		t.Fatalf("blocking group, FAN_OPEN on f, nothing queued: %v", err)
 	}
 	openClose(t, a, f, unix.O_RDONLY)
-	var r fixture.ReadResult
-	select {
-	case r = <-res:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("read(2) still blocked 5s after the actor opened f (FAN_OPEN should have woken it)")
+	buf, err := res.Wait(5 * time.Second)
+	if err != nil {
+		t.Fatalf("after the actor opened f: %v", err)
 	}
-	if r.Err != nil {
-		t.Fatalf("blocked read(2): %v", r.Err)
-	}
-	evs, err := fanotify.Decode(r.Buf)
+	evs, err := fanotify.Decode(buf)
 	closeFds(evs)
 	if err != nil {
 		t.Fatalf("%v", err)

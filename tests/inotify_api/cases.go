@@ -626,16 +626,11 @@ func readBlocksUntilEvent(t *harness.T) {
 	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
 		t.Fatalf("create d/f: %v", err)
 	}
-	var r fixture.ReadResult
-	select {
-	case r = <-res:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("read(2) still blocked 5s after the actor created d/f (IN_CREATE should have woken it)")
+	buf, err := res.Wait(5 * time.Second)
+	if err != nil {
+		t.Fatalf("after the actor created d/f: %v", err)
 	}
-	if r.Err != nil {
-		t.Fatalf("blocked read(2): %v", r.Err)
-	}
-	got, err := inotify.Decode(r.Buf)
+	got, err := inotify.Decode(buf)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
