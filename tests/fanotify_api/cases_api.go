@@ -81,6 +81,10 @@ func initFlagsInvalid(t *harness.T) {
 		{name: "class_content_and_pre_content", flags: unix.FAN_CLASS_CONTENT | unix.FAN_CLASS_PRE_CONTENT, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
 		{name: "pidfd_with_tid", flags: unix.FAN_REPORT_PIDFD | unix.FAN_REPORT_TID, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
 		{name: "pidfd_alone", flags: unix.FAN_REPORT_PIDFD, eventFlags: unix.O_RDONLY, needs: feature.ReportPidfd},
+		// fanotify_init(2) FAN_UNLIMITED_QUEUE, FAN_UNLIMITED_MARKS: "Use of
+		// this flag requires the CAP_SYS_ADMIN capability", which root has.
+		{name: "unlimited_queue", flags: unix.FAN_UNLIMITED_QUEUE, eventFlags: unix.O_RDONLY},
+		{name: "unlimited_marks", flags: unix.FAN_UNLIMITED_MARKS, eventFlags: unix.O_RDONLY},
 		{name: "event_f_flags_o_directory", eventFlags: unix.O_RDONLY | unix.O_DIRECTORY, want: unix.EINVAL},
 		{name: "event_f_flags_accmode_3", eventFlags: unix.O_ACCMODE, want: unix.EINVAL},
 		{name: "event_f_flags_rdwr_noatime", eventFlags: unix.O_RDWR | unix.O_NOATIME},
