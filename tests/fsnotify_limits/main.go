@@ -23,6 +23,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(envFdTable) != "" {
+		os.Exit(runFdTableChild())
+	}
 	if kind := os.Getenv(envChild); kind != "" {
 		os.Exit(runChild(kind))
 	}
