@@ -1,6 +1,8 @@
 // Command fsnotify_limits checks the per-user fsnotify limits: how many
 // inotify instances and watches, fanotify groups and marks a user may hold,
-// and the exact errno past each limit.
+// and the exact errno past each limit; and that inotify_init1 and
+// fanotify_init are EMFILE when the process has no descriptor left under
+// RLIMIT_NOFILE (fd_table_full, fdtable.go).
 //
 // The limits are per user and per user namespace (kernel/ucount.c): the
 // fs.inotify.max_user_* and fs.fanotify.max_user_* sysctls are the initial
