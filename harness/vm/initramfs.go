@@ -175,6 +175,10 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 	if err := addMke2fs(cfg, s); err != nil {
 		return "", nil, err
 	}
+	// debugfs, mkfs.xfs and mkfs.btrfs with theirs, when the host has them.
+	if err := addGuestTools(cfg, s); err != nil {
+		return "", nil, err
+	}
 
 	// Kernel modules.
 	var modList []string
@@ -294,6 +298,42 @@ func addMke2fs(cfg *Config, s *staging) error {
 		}
 	}
 	return addELFDeps(s, real, map[string]bool{})
+}
+
+// guestTools are host tools the guest gets in /usr/sbin, with their
+// libraries, when the host has them (scripts/deps.sh installs them): debugfs
+// corrupts an ext4 inode for fanotify_fs_error's FAN_FS_ERROR cases, mkfs.xfs
+// and mkfs.btrfs make the xfs and btrfs fixtures. A tool the host lacks is
+// left out with a warning; the cases needing it skip in the guest, saying so.
+var guestTools = []string{"debugfs", "mkfs.xfs", "mkfs.btrfs"}
+
+// addGuestTools copies each of guestTools found on the host into the guest.
+func addGuestTools(cfg *Config, s *staging) error {
+	done := map[string]bool{}
+	for _, name := range guestTools {
+		path := ""
+		for _, c := range []string{name, "/sbin/" + name, "/usr/sbin/" + name} {
+			if p, err := lookPath(c); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			cfg.progressf("warning: %s not found on the host (scripts/deps.sh installs it): the cases needing it will skip in the guest", name)
+			continue
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("vm: %s: %w", name, err)
+		}
+		if err := s.add("/usr/sbin/"+name, real); err != nil {
+			return err
+		}
+		if err := addELFDeps(s, real, done); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addELFDeps copies the interpreter and the DT_NEEDED libraries of the ELF

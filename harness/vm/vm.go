@@ -54,8 +54,10 @@ var DefaultTCGArgs = []string{"-timeout=1800s", "-case-timeout=120s"}
 
 // DefaultModules are the modules loaded in the guest when Config.Modules is
 // set and Config.LoadModules is nil; dependencies and soft dependencies are
-// resolved from the tree's modules.dep and modules.softdep.
-var DefaultModules = []string{"loop", "ext4"}
+// resolved from the tree's modules.dep and modules.softdep. xfs, btrfs and
+// overlay are the extra fixtures' filesystems (harness/fixture/morefs.go); a
+// module the tree lacks is only warned about and those cases skip.
+var DefaultModules = []string{"loop", "ext4", "xfs", "btrfs", "overlay"}
 
 // Config describes one VM run.
 type Config struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
@@ -18,7 +19,7 @@ var apiCases = []harness.Case{
 	{
 		Name: "init_flags_invalid",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests:    []string{"unknown_flag", "class_content_and_pre_content", "pidfd_with_tid", "pidfd_alone", "event_f_flags_o_directory", "event_f_flags_accmode_3", "event_f_flags_rdwr_noatime", "fid_with_class_content", "dir_fid_with_class_pre_content", "name_without_dir_fid", "dfid_name", "target_fid_without_fid", "target_fid_without_name", "target_fid_complete", "mnt_with_fid", "mnt_with_class_content"},
+		Subtests:    []string{"unknown_flag", "class_content_and_pre_content", "pidfd_with_tid", "pidfd_alone", "unlimited_queue", "unlimited_marks", "event_f_flags_o_directory", "event_f_flags_accmode_3", "event_f_flags_rdwr_noatime", "fid_with_class_content", "dir_fid_with_class_pre_content", "name_without_dir_fid", "dfid_name", "target_fid_without_fid", "target_fid_without_name", "target_fid_complete", "mnt_with_fid", "mnt_with_class_content"},
 		Doc:         "fanotify_init rejects each invalid flag combination with EINVAL and accepts the valid neighbours (fanotify_init(2), fanotify_user.c fanotify_init)",
 		Filesystems: []string{},
 		Run:         initFlagsInvalid,
@@ -95,6 +96,10 @@ func initFlagsInvalid(t *harness.T) {
 		{name: "class_content_and_pre_content", flags: unix.FAN_CLASS_CONTENT | unix.FAN_CLASS_PRE_CONTENT, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
 		{name: "pidfd_with_tid", flags: unix.FAN_REPORT_PIDFD | unix.FAN_REPORT_TID, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
 		{name: "pidfd_alone", flags: unix.FAN_REPORT_PIDFD, eventFlags: unix.O_RDONLY, needs: feature.ReportPidfd},
+		// fanotify_init(2) FAN_UNLIMITED_QUEUE, FAN_UNLIMITED_MARKS: "Use of
+		// this flag requires the CAP_SYS_ADMIN capability", which root has.
+		{name: "unlimited_queue", flags: unix.FAN_UNLIMITED_QUEUE, eventFlags: unix.O_RDONLY},
+		{name: "unlimited_marks", flags: unix.FAN_UNLIMITED_MARKS, eventFlags: unix.O_RDONLY},
 		{name: "event_f_flags_o_directory", eventFlags: unix.O_RDONLY | unix.O_DIRECTORY, want: unix.EINVAL},
 		{name: "event_f_flags_accmode_3", eventFlags: unix.O_ACCMODE, want: unix.EINVAL},
 		{name: "event_f_flags_rdwr_noatime", eventFlags: unix.O_RDWR | unix.O_NOATIME},
@@ -226,7 +231,7 @@ func initUnprivileged(t *harness.T) {
 		{"class_content", unix.FAN_CLASS_CONTENT, unix.EPERM},
 	} {
 		t.Run(r.name, func(t *harness.T) {
-			err := withoutCaps(capSysAdmin, func() error {
+			err := fixture.WithoutCaps(capSysAdmin, func() error {
 				fd, err := unix.FanotifyInit(r.flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
 				if err == nil {
 					unix.Close(fd)
@@ -244,7 +249,7 @@ func initUnprivileged(t *harness.T) {
 		setup.Touch(t, f)
 		a := t.Actor()
 		var gfd int
-		err := withoutCaps(capSysAdmin, func() (err error) {
+		err := fixture.WithoutCaps(capSysAdmin, func() (err error) {
 			gfd, err = unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
 			return err
 		})
@@ -265,7 +270,7 @@ func initUnprivileged(t *harness.T) {
 			{"FAN_MARK_FILESYSTEM", unix.FAN_MARK_FILESYSTEM, unix.EPERM},
 			{"inode", 0, 0},
 		} {
-			err := withoutCaps(capSysAdmin, func() error {
+			err := fixture.WithoutCaps(capSysAdmin, func() error {
 				return unix.FanotifyMark(gfd, unix.FAN_MARK_ADD|m.flags, unix.FAN_OPEN, unix.AT_FDCWD, f)
 			})
 			expect.Errno(t, "unprivileged group: "+m.name+" mark without CAP_SYS_ADMIN", err, m.want)
@@ -444,7 +449,7 @@ func markNeedsReadPermission(t *harness.T) {
 			if err := os.Chmod(p, os.FileMode(r.mode)); err != nil {
 				t.Fatalf("%v", err)
 			}
-			err := withoutCaps(dacCaps, func() error {
+			err := fixture.WithoutCaps(dacCaps, func() error {
 				return unix.FanotifyMark(g.Fd(), unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, p)
 			})
 			expect.Errno(t, fmt.Sprintf("fanotify_mark(FAN_MARK_ADD, FAN_OPEN) of a root-owned mode-%04o file without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH", r.mode), err, r.want)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -17,8 +19,8 @@ var copyErrCases = []harness.Case{
 	{
 		Name: "read_efault",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests: []string{"notification", "permission"},
-		Doc:      "read(2) into an unmapped buffer is EFAULT and consumes the event: a notification is lost, a permission event is denied",
+		Subtests: []string{"notification", "permission", "in_info_records"},
+		Doc:      "read(2) into an unmapped buffer is EFAULT and consumes the event: a notification is lost, a permission event is denied, a pidfd made for an info record that did not fit is closed again",
 		Run:      readEfault,
 	},
 	{
@@ -89,6 +91,65 @@ func readEfault(t *harness.T) {
 		expect.Errno(t, "actor's open whose permission event could not be copied to the listener", r.Err(), unix.EPERM)
 		drainExpect(t, g, "FAN_OPEN_PERM on f; actor opens f; read into an unmapped buffer", nil)
 	})
+	// The metadata fits in the mapped page, the info records do not:
+	// copy_event_to_user copies the metadata, then copy_info_records_to_user
+	// fails, and the pidfd it had already made for the record is closed again
+	// (out_close_fd: close_fd(pidfd)) before read(2) returns EFAULT.
+	t.Run("in_info_records", func(t *harness.T) {
+		t.Require(feature.ReportPidfd)
+		f := t.Path("r")
+		setup.Touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_CLOSE_WRITE, f); err != nil {
+			t.Fatalf("%v", err)
+		}
+		page := unix.Getpagesize()
+		mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			t.Fatalf("mmap: %v", err)
+		}
+		t.Cleanup(func() { unix.Munmap(mem) })
+		if err := unix.Mprotect(mem[page:], unix.PROT_NONE); err != nil {
+			t.Fatalf("mprotect: %v", err)
+		}
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write %s: %v", f, err)
+		}
+		before := pidfdsOpen(t)
+		at := uintptr(unsafe.Pointer(&mem[page-int(unix.FAN_EVENT_METADATA_LEN)]))
+		_, _, e := unix.Syscall(unix.SYS_READ, uintptr(g.Fd()), at, 4096)
+		var rerr error
+		if e != 0 {
+			rerr = e
+		}
+		did := "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f; read into a buffer whose page ends after the metadata"
+		expect.Errno(t, did, rerr, unix.EFAULT)
+		if after := pidfdsOpen(t); after != before {
+			t.Errorf("%s: %d pidfds open in the reader after the read, %d before (the record's pidfd must be closed again)", did, after, before)
+		}
+		if n := expect.Queued(t, g.Fd()); n != 0 {
+			t.Errorf("%s: FIONREAD after the failed read: %d, want 0 (the event is consumed)", did, n)
+		}
+		drainExpect(t, g, did, nil)
+	})
+}
+
+// pidfdsOpen counts this process's descriptors that are pidfds
+// (/proc/self/fd links "anon_inode:[pidfd]", proc(5)).
+func pidfdsOpen(t *harness.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:[pidfd]" {
+			n++
+		}
+	}
+	return n
 }
 
 // eventFdOpenError: fanotify(7) "fd ... an open file descriptor for the object

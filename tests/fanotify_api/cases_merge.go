@@ -21,8 +21,8 @@ var mergeCases = []harness.Case{
 	{
 		Name: "merge_fid_dirent",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests: []string{"fid_same_dir", "dfid_name"},
-		Doc:      "FID groups merge dirent events of one dir unless one is about a subdir; DFID_NAME groups merge only same-name events; FAN_RENAME never merges",
+		Subtests: []string{"fid_same_dir", "dfid_name", "dfid_name_same_rename_twice"},
+		Doc:      "FID groups merge dirent events of one dir unless one is about a subdir; DFID_NAME groups merge only same-name events; FAN_RENAME merges only with a FAN_RENAME of the same old and new names",
 		Needs:    []*feature.Feature{feature.ReportDFIDName, feature.RenameEvent},
 		Run:      mergeFidDirent,
 	},
@@ -34,7 +34,8 @@ var mergeCases = []harness.Case{
 // groups; FID for FID groups; dir FID + name for name groups); never when one
 // is about a directory and the other is not (FS_ISDIR: "we do not want to
 // merge dirent events referring to subdirs with dirent events referring to
-// non subdirs"), never when one is FAN_RENAME and the other is not, never for
+// non subdirs"), never when one is FAN_RENAME and the other is not (two
+// FAN_RENAME events merge when their old and new dir+name match), never for
 // permission events; fanotify_merge ORs the new mask into the queued event.
 // fanotify(7): "multiple events ... for the same filesystem object and
 // originating from the same process may be merged". Each step drains the
@@ -126,6 +127,33 @@ func mergeFidDirent(t *harness.T) {
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
 			fev(unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "c")),
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "c"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "b")),
+		})
+	})
+	// Two FAN_RENAME events with the same old and new dir+name are equal to
+	// fanotify_info_equal (it compares both names and both dir handles), so
+	// the second merges into the first, as the MOVED_FROM/MOVED_TO ones do.
+	t.Run("dfid_name_same_rename_twice", func(t *harness.T) {
+		dir := t.Path("twice")
+		setup.Mkdir(t, dir)
+		b, c := filepath.Join(dir, "b"), filepath.Join(dir, "c")
+		setup.Touch(t, b)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
+		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
+			t.Fatalf("%v", err)
+		}
+		rec := func(typ uint8, name string) fanotify.Info {
+			i, err := fanotify.DFIDNameOf(dir, name)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			return i.WithType(typ)
+		}
+		do(t, a.Rename(b, c), a.Touch(b), a.Rename(b, c))
+		drainExpect(t, g, "DFID_NAME group on dir; actor renames b to c, creates b, renames b over c", []fanotify.Event{
+			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
+			fev(unix.FAN_MOVED_FROM|unix.FAN_CREATE, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "b")),
+			fev(unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "c")),
 		})
 	})
 }

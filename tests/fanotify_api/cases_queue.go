@@ -11,6 +11,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
@@ -26,6 +27,11 @@ var queueCases = []harness.Case{
 		Subtests: []string{"fd_group", "fid_group"},
 		Doc:      "read(2) with a buffer smaller than the next event is EINVAL and leaves it queued; a buffer for one of two events returns one; an empty non-blocking group is EAGAIN",
 		Run:      readShortBuffer,
+	},
+	{
+		Name: "read_blocks_until_event",
+		Doc:  "read(2) of an empty group opened without FAN_NONBLOCK sleeps in the read until an event is queued, then returns that event",
+		Run:  readBlocksUntilEvent,
 	},
 	{
 		Name: "perm_waiter_killed",
@@ -195,4 +201,37 @@ func permWaiterKilled(t *harness.T) {
 			drainExpect(t, g, "after the responses", nil)
 		})
 	}
+}
+
+// readBlocksUntilEvent: fanotify_init(2) FAN_NONBLOCK "Reading from the file
+// descriptor will not block" — without it read(2) waits: fanotify_read
+// (fs/notify/fanotify/fanotify_user.c) sleeps (wait_woken) while
+// get_one_event finds nothing and the fd is blocking, and returns once an
+// event is queued (fanotify_insert_event wakes notification_waitq). The
+// reader is seen asleep in read(2) before the actor opens the file.
+func readBlocksUntilEvent(t *harness.T) {
+	f := t.Path("f")
+	setup.Touch(t, f)
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
+		t.Fatalf("%v", err)
+	}
+	res, err := fixture.BlockingRead(g.Fd(), 4096, 5*time.Second)
+	if err != nil {
+		t.Fatalf("blocking group, FAN_OPEN on f, nothing queued: %v", err)
+	}
+	openClose(t, a, f, unix.O_RDONLY)
+	buf, err := res.Wait(5 * time.Second)
+	if err != nil {
+		t.Fatalf("after the actor opened f: %v", err)
+	}
+	evs, err := fanotify.Decode(buf)
+	closeFds(evs)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "blocking group, FAN_OPEN on f; read(2) asleep; actor opens f"
+	expect.Fanotify(t, did, evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
+	drainExpect(t, g, did+"; then", nil)
 }

@@ -93,7 +93,7 @@ func ext4ErrorRecords(t *harness.T) {
 	t.Run("corrupted_inode_lookup", func(t *harness.T) {
 		a := t.Actor()
 		_, err := a.Open(bad, unix.O_RDONLY, 0)
-		wantErrno(t, "open of the corrupted directory", err, efscorrupted)
+		expect.Errno(t, "open of the corrupted directory", err, efscorrupted)
 		got := drain(t, g)
 		expect.Fanotify(t, "filesystem mark FAN_FS_ERROR; actor opens the dir whose mode debugfs set to 0xff", got,
 			fsErr(a.Pid(), efscorrupted, 1, badFID))
@@ -102,7 +102,7 @@ func ext4ErrorRecords(t *harness.T) {
 		a := t.Actor()
 		for i := 0; i < 3; i++ {
 			_, err := a.Open(bad, unix.O_RDONLY, 0)
-			wantErrno(t, fmt.Sprintf("open %d of the corrupted directory", i+1), err, efscorrupted)
+			expect.Errno(t, fmt.Sprintf("open %d of the corrupted directory", i+1), err, efscorrupted)
 		}
 		got := drain(t, g)
 		expect.Fanotify(t, "filesystem mark FAN_FS_ERROR; actor opens the corrupted dir three times; then read", got,
@@ -167,15 +167,4 @@ func lookTool(name string) string {
 		}
 	}
 	return ""
-}
-
-// wantErrno fails the case unless err carries errno.
-func wantErrno(t *harness.T, what string, err error, errno unix.Errno) {
-	t.Helper()
-	switch {
-	case err == nil:
-		t.Errorf("%s: succeeded, want %s", what, unix.ErrnoName(errno))
-	case !errors.Is(err, errno):
-		t.Errorf("%s: %v, want %s", what, err, unix.ErrnoName(errno))
-	}
 }

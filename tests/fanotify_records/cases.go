@@ -55,6 +55,14 @@ var cases = []harness.Case{
 		Run:      reportTid,
 	},
 	{
+		Name: "dir_fid_records",
+		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
+		Subtests: []string{"dir_fid", "dir_fid_and_fid"},
+		Doc:      "FAN_REPORT_DIR_FID without FAN_REPORT_NAME: a dirent event carries one DFID record of the directory; with FAN_REPORT_FID added, an event on a child also carries the child's FID after it",
+		Needs:    []*feature.Feature{feature.ReportDFIDName},
+		Run:      dirFidRecords,
+	},
+	{
 		Name:  "fid_handle_length",
 		Doc:   "DFID_NAME and FID records equal statfs+name_to_handle_at on each filesystem, including handles longer than fanotify's 12 inline bytes (btrfs, overlayfs)",
 		Needs: []*feature.Feature{feature.ReportDFIDName},
@@ -357,5 +365,66 @@ func fidHandleLength(t *harness.T) {
 	}
 	drainExpect(t, g, "DFID_NAME|FID group, FAN_OPEN|FAN_EVENT_ON_CHILD on dir; actor opens dir/f", []fanotify.Event{
 		fev(unix.FAN_OPEN, a.Pid(), dn, child),
+	})
+}
+
+// dirFidRecords: fanotify_init(2) FAN_REPORT_DIR_FID (since Linux 5.9, the
+// release of FAN_REPORT_DFID_NAME): "an additional record of type
+// FAN_EVENT_INFO_TYPE_DFID encapsulates the information about the directory
+// object"; with FAN_REPORT_FID as well, "the child fid is also reported with
+// another info record that follows the first" (commit 7e8283af6ede,
+// "fanotify: report parent fid + name + child fid"). In the source:
+// fanotify_alloc_event (fs/notify/fanotify/fanotify.c) reports the directory
+// (dirid) and, for a non-dirent event on a non-directory in a group with
+// FAN_REPORT_FID (fanotify_report_child_fid), the child too; without
+// FAN_REPORT_NAME no name is recorded. copy_info_records_to_user
+// (fs/notify/fanotify/fanotify_user.c) writes the directory record first
+// (type DFID when no name) and the child's second ("Second info record type
+// is always FID"); a lone record of a dirent event is DFID. fanotify_mark(2)
+// FAN_ONDIR: without it a subdirectory's creation makes no event.
+func dirFidRecords(t *harness.T) {
+	t.Run("dir_fid", func(t *harness.T) {
+		dir := t.Path("d")
+		setup.Mkdir(t, dir)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DIR_FID, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CREATE, dir)
+		setup := "DIR_FID group, FAN_CREATE on d"
+		dfid := expect.FID(t, dir).WithType(unix.FAN_EVENT_INFO_TYPE_DFID)
+		if err := a.Touch(filepath.Join(dir, "a")); err != nil {
+			t.Fatalf("create d/a: %v", err)
+		}
+		drainExpect(t, g, setup+"; actor creates d/a", []fanotify.Event{
+			fev(unix.FAN_CREATE, a.Pid(), dfid),
+		})
+		if err := a.Mkdir(filepath.Join(dir, "s"), 0o755); err != nil {
+			t.Fatalf("mkdir d/s: %v", err)
+		}
+		drainExpect(t, g, setup+" (no FAN_ONDIR); actor makes directory d/s", nil)
+	})
+	t.Run("dir_fid_and_fid", func(t *harness.T) {
+		dir := t.Path("d2")
+		setup.Mkdir(t, dir)
+		f := filepath.Join(dir, "f")
+		setup.Touch(t, f)
+		a := t.Actor()
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DIR_FID|unix.FAN_REPORT_FID, unix.O_RDONLY)
+		mark(t, g, 0, unix.FAN_CREATE|unix.FAN_CLOSE_WRITE|unix.FAN_EVENT_ON_CHILD, dir)
+		setup := "DIR_FID|FID group, FAN_CREATE|FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD on d"
+		dfid := expect.FID(t, dir).WithType(unix.FAN_EVENT_INFO_TYPE_DFID)
+		if err := a.WriteFile(f, []byte("x")); err != nil {
+			t.Fatalf("write d/f: %v", err)
+		}
+		drainExpect(t, g, setup+"; actor writes d/f", []fanotify.Event{
+			fev(unix.FAN_CLOSE_WRITE, a.Pid(), dfid, expect.FID(t, f)),
+		})
+		n := filepath.Join(dir, "n")
+		if err := a.Touch(n); err != nil {
+			t.Fatalf("create d/n: %v", err)
+		}
+		drainExpect(t, g, setup+"; actor creates d/n (open O_CREAT|O_WRONLY, close)", []fanotify.Event{
+			fev(unix.FAN_CREATE, a.Pid(), dfid),
+			fev(unix.FAN_CLOSE_WRITE, a.Pid(), dfid, expect.FID(t, n)),
+		})
 	})
 }

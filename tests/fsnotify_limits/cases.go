@@ -52,6 +52,12 @@ var cases = []harness.Case{
 		Run:   func(t *harness.T) { checkLimit(t, "fanotify_groups") },
 	},
 	{
+		Name:  "fd_table_full",
+		Doc:   "with no descriptor left under RLIMIT_NOFILE, inotify_init1 and fanotify_init fail with EMFILE, and both work again once the limit is back",
+		Needs: []*feature.Feature{feature.Fanotify},
+		Run:   fdTableFull,
+	},
+	{
 		Name:  "fanotify_marks",
 		Doc:   "with max_fanotify_marks = 3 a user adds 3 marks, the 4th is ENOSPC, adding events to a mark still works, and removing one frees a slot",
 		Needs: []*feature.Feature{unprivFanotify},

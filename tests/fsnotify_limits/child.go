@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,12 +173,7 @@ func childRun(kind, dir, limit string) (rep childReport) {
 	for i := 0; i <= n; i++ {
 		err := mk(i)
 		if err != nil {
-			var e unix.Errno
-			if errors.As(err, &e) {
-				rep.Errno = unix.ErrnoName(e)
-			} else {
-				rep.Errno = err.Error()
-			}
+			rep.Errno = errnoName(err)
 			break
 		}
 		rep.Made++

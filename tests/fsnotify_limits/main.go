@@ -1,6 +1,8 @@
 // Command fsnotify_limits checks the per-user fsnotify limits: how many
 // inotify instances and watches, fanotify groups and marks a user may hold,
-// and the exact errno past each limit.
+// and the exact errno past each limit; and that inotify_init1 and
+// fanotify_init are EMFILE when the process has no descriptor left under
+// RLIMIT_NOFILE (fd_table_full, fdtable.go).
 //
 // The limits are per user and per user namespace (kernel/ucount.c): the
 // fs.inotify.max_user_* and fs.fanotify.max_user_* sysctls are the initial
@@ -27,6 +29,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
 		Cases:       cases,
-		Roles:       map[string]func([]string) int{roleChild: runChild},
+		Roles:       map[string]func([]string) int{roleChild: runChild, roleFdTable: func([]string) int { return runFdTableChild() }},
 	})
 }

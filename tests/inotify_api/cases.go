@@ -51,6 +51,11 @@ var cases = []harness.Case{
 		Run:  readShortBuffer,
 	},
 	{
+		Name: "read_blocks_until_event",
+		Doc:  "read(2) of an empty instance made without IN_NONBLOCK sleeps in the read until an event is queued, then returns that event",
+		Run:  readBlocksUntilEvent,
+	},
+	{
 		Name: "read_efault",
 		Doc:  "read(2) into an unmapped buffer is EFAULT and the event it was copying is gone",
 		Run:  readEfault,
@@ -78,8 +83,8 @@ var cases = []harness.Case{
 	{
 		Name: "api_errors",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests: []string{"init1_unknown_flag", "add_mask_zero", "add_mask_no_known_bit", "add_mask_add_and_create", "add_fd_closed", "add_fd_not_inotify", "add_missing_path", "rm_unknown_wd", "rm_fd_closed", "rm_fd_not_inotify", "rm_valid_wd", "rm_same_wd_again"},
-		Doc:      "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors and watch descriptors",
+		Subtests: []string{"init1_unknown_flag", "add_mask_zero", "add_mask_no_known_bit", "add_mask_add_and_create", "add_fd_closed", "add_fd_not_inotify", "add_no_read_permission", "add_owner_read_only", "add_missing_path", "rm_unknown_wd", "rm_fd_closed", "rm_fd_not_inotify", "rm_valid_wd", "rm_same_wd_again"},
+		Doc:      "errnos of inotify_init1, inotify_add_watch and inotify_rm_watch for bad flags, masks, descriptors, watch descriptors and files the caller may not read",
 		Run:      apiErrors,
 	},
 }
@@ -543,6 +548,22 @@ func apiErrors(t *harness.T) {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	// inotify_add_watch(2) EACCES "Read access to the given file is not
+	// permitted": inotify_find_inode (fs/notify/inotify/inotify_user.c)
+	// checks path_permission(MAY_READ) after the lookup; root passes it only
+	// through CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH (capabilities(7)), which
+	// the calling thread drops. Its owner may watch a mode-0400 file.
+	dacCaps := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
+	unreadable, ownerReadable := t.Path("mode_0000"), t.Path("mode_0400")
+	setup.Touch(t, unreadable, ownerReadable)
+	for p, mode := range map[string]os.FileMode{unreadable: 0, ownerReadable: 0o400} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	withoutDAC := func(call func() error) func() error {
+		return func() error { return fixture.WithoutCaps(dacCaps, call) }
+	}
 	const noEventBit = 0x00100000 // in no IN_* event or flag (ALL_INOTIFY_BITS)
 	addWatch := func(fd int, path string, mask uint32) func() error {
 		return func() error { _, err := unix.InotifyAddWatch(fd, path, mask); return err }
@@ -564,6 +585,8 @@ func apiErrors(t *harness.T) {
 		{"add_mask_add_and_create", addWatch(in.Fd(), f, unix.IN_OPEN|unix.IN_MASK_ADD|unix.IN_MASK_CREATE), unix.EINVAL},
 		{"add_fd_closed", addWatch(closed, f, unix.IN_OPEN), unix.EBADF},
 		{"add_fd_not_inotify", addWatch(regular, f, unix.IN_OPEN), unix.EINVAL},
+		{"add_no_read_permission", withoutDAC(addWatch(in.Fd(), unreadable, unix.IN_OPEN)), unix.EACCES},
+		{"add_owner_read_only", withoutDAC(addWatch(in.Fd(), ownerReadable, unix.IN_OPEN)), 0},
 		{"add_missing_path", addWatch(in.Fd(), filepath.Join(t.Dir(), "missing", "x"), unix.IN_OPEN), unix.ENOENT},
 		{"rm_unknown_wd", func() error { _, err := unix.InotifyRmWatch(in.Fd(), uint32(wd+100)); return err }, unix.EINVAL},
 		{"rm_fd_closed", func() error { _, err := unix.InotifyRmWatch(closed, uint32(wd)); return err }, unix.EBADF},
@@ -573,4 +596,40 @@ func apiErrors(t *harness.T) {
 	} {
 		t.Run(r.name, func(t *harness.T) { expect.Errno(t, r.name, r.call(), r.want) })
 	}
+}
+
+// readBlocksUntilEvent: inotify(7) "If no events have so far occurred, then,
+// assuming a blocking file descriptor, read(2) will block until at least one
+// event occurs"; inotify_read (fs/notify/inotify/inotify_user.c) sleeps
+// (wait_woken) until get_one_event finds one. The reader is seen asleep in
+// read(2) before the actor creates the file.
+func readBlocksUntilEvent(t *harness.T) {
+	dir := t.Path("d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd, err := in.AddWatch(dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	res, err := fixture.BlockingRead(in.Fd(), 4096, 5*time.Second)
+	if err != nil {
+		t.Fatalf("blocking instance, IN_CREATE on d, nothing queued: %v", err)
+	}
+	if err := a.Touch(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("create d/f: %v", err)
+	}
+	buf, err := res.Wait(5 * time.Second)
+	if err != nil {
+		t.Fatalf("after the actor created d/f: %v", err)
+	}
+	got, err := inotify.Decode(buf)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	did := "blocking instance, IN_CREATE on d; read(2) asleep; actor creates d/f"
+	expect.Inotify(t, did, got, []inotify.Event{{Wd: wd, Mask: unix.IN_CREATE, Name: "f"}})
+	expect.InotifyQuiet(t, did, in, expect.Quiet)
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
+)
+
+// roleFdTable is the reexec role of the fd_table_full child.
+const roleFdTable = "limits_fdtable"
+
+// fdTableReport is what the fd_table_full child prints (JSON).
+type fdTableReport struct {
+	Setup    string // non-empty: the child could not set up, and why
+	Lowest   int    // the lowest free descriptor, made the RLIMIT_NOFILE soft limit
+	Inotify  string // inotify_init1's errno name at the limit ("" success)
+	Fanotify string // fanotify_init's errno name at the limit ("" success)
+	After    string // inotify_init1 and fanotify_init once the limit is restored
+}
+
+// errnoName names err's errno, or its text; "" for nil.
+func errnoName(err error) string {
+	var e unix.Errno
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return unix.ErrnoName(e)
+	}
+	return err.Error()
+}
+
+// runFdTableChild lowers its own RLIMIT_NOFILE soft limit to its lowest free
+// descriptor, so that no descriptor can be allocated, tries both inits, and
+// restores the limit. It runs in a child because the limit is per process.
+func runFdTableChild() int {
+	var rep fdTableReport
+	func() {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			rep.Setup = "getrlimit: " + err.Error()
+			return
+		}
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			rep.Setup = "open /dev/null: " + err.Error()
+			return
+		}
+		unix.Close(fd)
+		rep.Lowest = fd
+		low := unix.Rlimit{Cur: uint64(fd), Max: old.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+			rep.Setup = "setrlimit: " + err.Error()
+			return
+		}
+		ifd, ierr := unix.InotifyInit1(unix.IN_CLOEXEC)
+		ffd, ferr := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC, unix.O_RDONLY)
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			rep.Setup = "restoring RLIMIT_NOFILE: " + err.Error()
+			return
+		}
+		for _, fd := range []int{ifd, ffd} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		rep.Inotify, rep.Fanotify = errnoName(ierr), errnoName(ferr)
+		ifd, ierr = unix.InotifyInit1(unix.IN_CLOEXEC)
+		ffd, ferr = unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC, unix.O_RDONLY)
+		if ierr != nil || ferr != nil {
+			rep.After = "inotify_init1: " + errnoName(ierr) + ", fanotify_init: " + errnoName(ferr)
+		}
+		unix.Close(ifd)
+		unix.Close(ffd)
+	}()
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// fdTableFull: getrlimit(2) RLIMIT_NOFILE "a value one greater than the
+// maximum file descriptor number that can be opened by this process.
+// Attempts ... to exceed this limit yield the error EMFILE"; inotify_init(2)
+// and fanotify_init(2) EMFILE "The per-process limit on the number of open
+// file descriptors has been reached". Both make their group first and only
+// then ask for the descriptor (anon_inode_getfd in do_inotify_init,
+// fs/notify/inotify/inotify_user.c, and in fanotify_init,
+// fs/notify/fanotify/fanotify_user.c), destroying the group when that fails;
+// once the limit is back, both succeed again.
+func fdTableFull(t *harness.T) {
+	cmd := reexec.Command(roleFdTable, "")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child: %v; stderr: %s", err, errOut.String())
+	}
+	var rep fdTableReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("child report %q: %v; stderr: %s", out.String(), err, errOut.String())
+	}
+	if rep.Setup != "" {
+		t.Fatalf("child: %s", rep.Setup)
+	}
+	did := "child with RLIMIT_NOFILE lowered to its lowest free descriptor"
+	if rep.Inotify != "EMFILE" {
+		t.Errorf("%s (%d): inotify_init1: %q, want EMFILE", did, rep.Lowest, rep.Inotify)
+	}
+	if rep.Fanotify != "EMFILE" {
+		t.Errorf("%s (%d): fanotify_init: %q, want EMFILE", did, rep.Lowest, rep.Fanotify)
+	}
+	if rep.After != "" {
+		t.Errorf("%s, then restored: %s, want both to succeed", did, rep.After)
+	}
+}
