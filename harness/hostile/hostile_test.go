@@ -446,6 +446,13 @@ func conditions(permkill string) []condition {
 			n := strings.Count(r.stdout, "# TIMEOUT 0.001 seconds")
 			p = append(p, want(n == 4, "exit: %d of 4 cases report TIMEOUT 0.001 seconds", n)...)
 			p = append(p, want(!strings.Contains(r.stdout, "although"), "unclear: a timed-out case blames the kernel")...)
+			// A deadline passing while a process is blocked on the case's
+			// permission event: the watchdog's release lets it return, and
+			// the case (permkill) then blames the kernel ("although its
+			// permission event is not answered"), too late for its log.
+			r = h.run(30*time.Second, nil, permkill, "-timeout", "1s")
+			p = append(p, want(strings.Contains(r.stdout, "not ok 1 blocked # TIMEOUT 1 seconds"), "exit: permkill -timeout 1s: no TIMEOUT 1 seconds result: %q", r.stdout)...)
+			p = append(p, want(!strings.Contains(r.stdout, "although"), "unclear: a timed-out permission case blames the kernel for the watchdog's release")...)
 			return p
 		}},
 		{name: "per_binary_timeout", run: func(h *h) []string {
