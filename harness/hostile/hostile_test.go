@@ -35,14 +35,6 @@ var (
 	condFlag = flag.String("cond", "", "run only the conditions whose name matches this regular expression")
 )
 
-// expectedToFailUntilMerged names the conditions whose fix belongs to the
-// runner (the ciformats work of issue 14: results directory failures, runtest
-// quoting, the runner's own timeout naming cases, the runner's children on
-// its SIGKILL). They are run and shown; a failure of one of them does not
-// fail `make hostile` until that work is merged, and a pass is reported so
-// the entry can be removed.
-var expectedToFailUntilMerged = map[string]string{}
-
 // h is one condition's context.
 type h struct {
 	t    *testing.T
@@ -68,7 +60,6 @@ type row struct {
 	name     string
 	outcome  string
 	problems []string
-	xfail    string
 	elapsed  time.Duration
 }
 
@@ -123,13 +114,8 @@ func TestHostile(t *testing.T) {
 		t0 := time.Now()
 		probs := c.run(hh)
 		probs = append(probs, leftovers(before, bin, filepath.Join(dir, "tmpdir"))...)
-		r := row{name: c.name, problems: probs, xfail: expectedToFailUntilMerged[c.name], elapsed: time.Since(t0)}
-		switch {
-		case len(probs) == 0:
-			r.outcome = "ok"
-		case r.xfail != "":
-			r.outcome = "XFAIL"
-		default:
+		r := row{name: c.name, problems: probs, outcome: "ok", elapsed: time.Since(t0)}
+		if len(probs) > 0 {
 			r.outcome = "FAIL"
 		}
 		rows = append(rows, r)
@@ -137,17 +123,11 @@ func TestHostile(t *testing.T) {
 
 	// The table and the counts.
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-32s %-6s %7s  %s\n", "condition", "result", "time", "problems")
+	fmt.Fprintf(&b, "\n%-36s %-6s %7s  %s\n", "condition", "result", "time", "problems")
 	counts := map[string]int{}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-32s %-6s %6.1fs  %s\n", r.name, r.outcome, r.elapsed.Seconds(), strings.Join(r.problems, "; "))
-		if r.xfail != "" {
-			fmt.Fprintf(&b, "%-32s %-6s %7s  (expected to fail until merged: %s)\n", "", "", "", r.xfail)
-		}
+		fmt.Fprintf(&b, "%-36s %-6s %6.1fs  %s\n", r.name, r.outcome, r.elapsed.Seconds(), strings.Join(r.problems, "; "))
 		for _, p := range r.problems {
-			if r.xfail != "" {
-				break // counted as expected-to-fail, not as defects
-			}
 			for _, k := range []string{"hang", "leftover", "false pass", "unclear", "skip reason", "exit"} {
 				if strings.HasPrefix(p, k) {
 					counts[k]++
@@ -156,16 +136,13 @@ func TestHostile(t *testing.T) {
 		}
 		counts[r.outcome]++
 	}
-	fmt.Fprintf(&b, "\nconditions %d: %d ok, %d failed, %d expected-to-fail-until-merged; hangs %d, leftovers %d, false passes %d, unclear messages %d, untrue skip reasons %d, wrong exit codes %d; %.0fs\n",
-		len(rows), counts["ok"], counts["FAIL"], counts["XFAIL"], counts["hang"], counts["leftover"], counts["false pass"],
+	fmt.Fprintf(&b, "\nconditions %d: %d ok, %d failed; hangs %d, leftovers %d, false passes %d, unclear messages %d, untrue skip reasons %d, wrong exit codes %d; %.0fs\n",
+		len(rows), counts["ok"], counts["FAIL"], counts["hang"], counts["leftover"], counts["false pass"],
 		counts["unclear"], counts["skip reason"], counts["exit"], time.Since(start).Seconds())
 	t.Log(b.String())
 	for _, r := range rows {
 		if r.outcome == "FAIL" {
 			t.Errorf("%s: %s", r.name, strings.Join(r.problems, "; "))
-		}
-		if r.xfail != "" && r.outcome == "ok" {
-			t.Logf("%s now passes: remove it from expectedToFailUntilMerged", r.name)
 		}
 	}
 }
