@@ -436,6 +436,17 @@ func conditions(permkill string) []condition {
 			r := h.run(40*time.Second, nil, h.binary("fsnsuite"), "-run", "^fsnotify_parent$", "-timeout", "2s", "-results", filepath.Join(h.tmp, "results"))
 			p := want(!r.hung, "hang: runner -timeout 2s still running after %.0fs", r.elapsed.Seconds())
 			p = append(p, want(r.code == 1, "exit: status %d, want 1", r.code)...)
+			// The killed binary's block names every case (issue 14 item 7:
+			// it listed "#330 (missing)" lines), from its own -list.
+			l := h.run(10*time.Second, nil, h.binary("fsnotify_parent"), "-list")
+			var unnamed []string
+			for _, name := range strings.Fields(l.stdout) {
+				if !regexp.MustCompile(`(?m)^ *(not )?ok \d+ ` + regexp.QuoteMeta(name) + `( #|$)`).MatchString(r.stdout) {
+					unnamed = append(unnamed, name)
+				}
+			}
+			p = append(p, want(l.code == 0 && len(unnamed) == 0 && !strings.Contains(r.stdout, "(missing)"),
+				"unclear: the killed binary's block does not name %d of its cases (-list exit %d), e.g. %v", len(unnamed), l.code, unnamed[:min(len(unnamed), 3)])...)
 			return append(p, want(r.elapsed < 12*time.Second, "hang: -timeout 2s took %.1fs (bound: 2s + 5s grace + 5s)", r.elapsed.Seconds())...)
 		}},
 		signalRunner(syscall.SIGINT),
