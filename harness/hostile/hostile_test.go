@@ -357,7 +357,7 @@ func conditions(permkill string) []condition {
 				return []string{"hang: the runner did not end within 15s of " + unixSignalName(sig)}
 			}
 			if sig == syscall.SIGKILL {
-				return nil
+				return killedRunnerLeavesNoBinary(h, permkill)
 			}
 			return want(cmd.ProcessState.ExitCode() != 0, "exit: an interrupted run exited 0")
 		}}
@@ -622,6 +622,56 @@ func conditions(permkill string) []condition {
 			return p
 		}},
 	}
+}
+
+// killedRunnerLeavesNoBinary SIGKILLs a runner whose binary (permkill,
+// from a runtest line) sits silent in a case holding a process blocked on a
+// permission event: the binary must die with the runner (its parent-death
+// signal), not live on until its own -timeout or its next write to the dead
+// runner's pipe (SIGPIPE), which a binary of the suite that writes often
+// meets within the leftover check's grace.
+func killedRunnerLeavesNoBinary(h *h, permkill string) []string {
+	f := filepath.Join(h.tmp, "runtest")
+	if err := os.WriteFile(f, []byte("permkill "+permkill+" -timeout 1m\n"), 0o644); err != nil {
+		return []string{"setup: " + err.Error()}
+	}
+	cmd := exec.Command(h.binary("fsnsuite"), "-f", f, "-results", filepath.Join(h.tmp, "results-permkill"))
+	cmd.Env, cmd.Dir = h.env, h.tmp
+	if err := cmd.Start(); err != nil {
+		return []string{"setup: " + err.Error()}
+	}
+	var pids []int
+	for end := time.Now().Add(20 * time.Second); len(pids) == 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		pids = running(permkill)
+	}
+	time.Sleep(time.Second) // into its case, past its last write for a minute
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(pids) == 0 {
+		return []string{"setup: the runner never started permkill"}
+	}
+	end := time.Now().Add(2 * time.Second)
+	for len(running(permkill)) > 0 && time.Now().Before(end) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := running(permkill); len(left) > 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return []string{fmt.Sprintf("leftover: permkill %v outlived its SIGKILLed runner by 2s", left)}
+	}
+	return nil
+}
+
+// running lists the live processes whose executable is exe.
+func running(exe string) []int {
+	var pids []int
+	for pid, e := range ours(filepath.Dir(exe)) {
+		if e == exe {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func failedNames(r result) string {
