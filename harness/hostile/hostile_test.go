@@ -340,8 +340,8 @@ func conditions(permkill string) []condition {
 		return condition{name: "runner_" + strings.ToLower(strings.TrimPrefix(unixSignalName(sig), "SIG")), run: func(h *h) []string {
 			cmd := exec.Command(h.binary("fsnsuite"), "-no-perf", "-results", filepath.Join(h.tmp, "results"))
 			cmd.Env, cmd.Dir = h.env, h.tmp
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Start(); err != nil {
 				return []string{"setup: " + err.Error()}
 			}
@@ -359,7 +359,12 @@ func conditions(permkill string) []condition {
 			if sig == syscall.SIGKILL {
 				return killedRunnerLeavesNoBinary(h, permkill)
 			}
-			return want(cmd.ProcessState.ExitCode() != 0, "exit: an interrupted run exited 0")
+			// The interrupted run's stream is complete: the binary that was
+			// stopped and every later one closed, their cases "not run".
+			p := want(cmd.ProcessState.ExitCode() != 0, "exit: an interrupted run exited 0")
+			st := tap.ParseString(out.String())
+			return append(p, want(len(st.Problems) == 0 && st.Plan > 0,
+				"exit/stream: incomplete after %s: plan %d, %v", unixSignalName(sig), st.Plan, st.Problems)...)
 		}}
 	}
 	return []condition{
