@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -118,6 +119,23 @@ func (p *caseProcess) tell(format string, args ...any) {
 	fmt.Fprintf(p.status, format+"\n", args...)
 }
 
+// tellSub tells the supervisor that a declared subtest of case i started,
+// or how it ended ("sub i name start", "sub i name pass|fail|skip reason"):
+// the supervisor writes those leaves if the process dies during the case.
+func (p *caseProcess) tellSub(i int, c *T, done bool) {
+	if !done {
+		p.tell("sub %d %s start", i, c.name)
+		return
+	}
+	c.mu.Lock()
+	res, o := resultOf(c)
+	c.mu.Unlock()
+	p.tell("sub %d %s %s %s", i, c.name, outcomeNames[o], oneLine(res.Reason))
+}
+
+// oneLine keeps a reason on the status pipe's one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // release lets go of everything the running case may hold, in the order that
 // unblocks a process waiting on a permission event first.
 func release() {
@@ -164,6 +182,9 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 	t := newInstanceT(in)
 	if Opts.Timeout > 0 {
 		t.deadline = time.Now().Add(Opts.Timeout)
+	}
+	if len(in.c.Subtests) > 0 {
+		t.onSub = func(c *T, done bool) { p.tellSub(i, c, done) }
 	}
 	p.mu.Lock()
 	p.current, p.curIdx, p.curIn = t, i, in
@@ -295,22 +316,31 @@ func settle(t *T) {
 	}
 }
 
+// resultOf settles a finished T and returns its result line and outcome.
+// The caller holds t.mu.
+func resultOf(t *T) (tap.Result, outcome) {
+	settle(t)
+	res := tap.Result{OK: true, Name: t.name}
+	switch {
+	case t.failed:
+		res.OK = false
+		return res, failed
+	case t.skipped && Opts.Strict:
+		res.OK = false
+		return res, failed
+	case t.skipped:
+		res.Directive, res.Reason = tap.Skip, t.skipReason
+		return res, skipped
+	}
+	return res, passed
+}
+
 // writeT writes t's block (subtests, diagnostics) and result line into w and
 // returns the outcome it reported.
 func writeT(w *tap.Writer, t *T, fsType string) outcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	settle(t)
-	res := tap.Result{OK: true, Name: t.name}
-	o := passed
-	switch {
-	case t.failed:
-		res.OK, o = false, failed
-	case t.skipped && Opts.Strict:
-		res.OK, o = false, failed
-	case t.skipped:
-		res.Directive, res.Reason, o = tap.Skip, t.skipReason, skipped
-	}
+	res, o := resultOf(t)
 	if t.doc != "" {
 		w.Diag(t.doc)
 	}

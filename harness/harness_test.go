@@ -174,6 +174,27 @@ func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
 }
 
+// A case with declared subtests that crashes its process keeps its leaves
+// (CI history keys on them), as a timed-out case does: the subtests that
+// ended as they ended, the one running and the later ones skipped as not run.
+func TestCrashKeepsDeclaredLeaves(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(crash_in_subtest|after)$", "-timeout", "10s")
+	assert.Equal(t, r.code, 1, r.stdout)
+	want := `# crash_in_subtest: the case process died (exit status 2) while this case ran; its stderr has the details; the next case runs in a fresh process
+    # Subtest: crash_in_subtest
+    1..4
+    ok 1 one
+    ok 2 two # SKIP reason two
+    # three: the case process died while this subtest ran
+    ok 3 three # SKIP not run: the case process died during crash_in_subtest
+    ok 4 four # SKIP not run: the case process died during crash_in_subtest
+not ok 1 crash_in_subtest
+`
+	assert.Check(t, is.Contains(r.stdout, want))
+	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))
+}
+
 // A case process that ignores SIGTERM is SIGKILLed 2 s (killGrace) after the
 // supervisor passed the signal on; the supervisor then exits 128+SIGTERM.
 func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {

@@ -71,6 +71,14 @@ type caseProcessEnd struct {
 	complete bool
 	status   string // how the process ended ("exit status 2", "signal: killed")
 	startErr error
+	subs     map[string]subEnd // the declared subtests of case started, by name
+}
+
+// subEnd is what the case process told of one declared subtest.
+type subEnd struct {
+	ended  bool
+	o      outcome
+	reason string // a skip's
 }
 
 func supervise(s *Suite, sel []instance, w *tap.Writer) int {
@@ -109,7 +117,7 @@ func supervise(s *Suite, sel []instance, w *tap.Writer) int {
 				w.Diag(in.c.Doc)
 			}
 			w.Diagf("%s: the case process died (%s) while this case ran; its stderr has the details; the next case runs in a fresh process", in.name, end.status)
-			w.Raw(tap.FormatResult(end.started+1, tap.Result{OK: false, Name: in.name}))
+			writeDied(w, end.started, in, end.subs)
 			counts[failed]++
 			end.finished = end.started
 		}
@@ -130,6 +138,37 @@ func supervise(s *Suite, sel []instance, w *tap.Writer) int {
 		_ = tap.LTPSummary(os.Stdout, counts[passed], counts[failed], counts[broken], counts[skipped], 0)
 	}
 	return counts.exitCode(Opts.conv)
+}
+
+// writeDied writes the failed result of case i, whose process died under it.
+// A case with declared subtests keeps its leaves, as a stopped case does
+// (caseProcess.writeStopped): the subtests that ended as the case process
+// told, the others skipped as not run. Their logs died with the process.
+func writeDied(w *tap.Writer, i int, in instance, subs map[string]subEnd) {
+	res := tap.Result{OK: false, Name: in.name}
+	if len(in.c.Subtests) == 0 {
+		w.Raw(tap.FormatResult(i+1, res))
+		return
+	}
+	w.SetCount(i)
+	sw := w.Sub(in.name)
+	for _, name := range in.c.Subtests {
+		s, told := subs[name]
+		switch {
+		case s.ended && s.o == passed:
+			sw.Result(tap.Result{OK: true, Name: name})
+		case s.ended && s.o == skipped:
+			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: s.reason})
+		case s.ended:
+			sw.Result(tap.Result{OK: false, Name: name})
+		default:
+			if told {
+				sw.Diagf("%s: the case process died while this subtest ran", name)
+			}
+			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: the case process died during %s", in.name)})
+		}
+	}
+	w.EndSub(sw, res)
 }
 
 // reportUnstartable reports the cases from first on when no case process
@@ -208,6 +247,15 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally) (casePr
 			switch {
 			case len(f) == 2 && f[0] == "start":
 				end.started, _ = strconv.Atoi(f[1])
+				end.subs = nil
+			case len(f) >= 4 && f[0] == "sub":
+				if i, _ := strconv.Atoi(f[1]); i == end.started {
+					if end.subs == nil {
+						end.subs = map[string]subEnd{}
+					}
+					o, ok := parseOutcome(f[3])
+					end.subs[f[2]] = subEnd{ended: ok, o: o, reason: strings.Join(f[4:], " ")}
+				}
 			case len(f) == 3 && f[0] == "done":
 				i, _ := strconv.Atoi(f[1])
 				if o, ok := parseOutcome(f[2]); ok {

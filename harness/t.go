@@ -33,6 +33,10 @@ type T struct {
 	deadline time.Time
 	parent   *T
 	declared []string // Case.Subtests, on a top-level T
+	// onSub, on a top-level T in a case process, is told when a subtest
+	// starts (done false) and when it has ended (done true), so the
+	// supervisor can keep the finished leaves of a case whose process dies.
+	onSub func(c *T, done bool)
 
 	mu         sync.Mutex
 	failed     bool
@@ -453,12 +457,18 @@ func (t *T) Run(name string, f func(t *T)) bool {
 	t.mu.Lock()
 	t.subs = append(t.subs, c)
 	t.mu.Unlock()
+	if t.onSub != nil {
+		t.onSub(c, false)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		c.runBody(f)
 	}()
 	<-done
+	if t.onSub != nil {
+		t.onSub(c, true)
+	}
 	if c.Failed() || (c.Skipped() && Opts.Strict) {
 		t.Fail()
 		return false

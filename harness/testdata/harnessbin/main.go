@@ -63,6 +63,16 @@ func main() {
 				go func() { panic("harnessbin: deliberate crash") }()
 				select {}
 			}},
+			{Name: "crash_in_subtest", Doc: "crashes the process in its third declared subtest", Subtests: []string{"one", "two", "three", "four"},
+				Run: func(t *harness.T) {
+					t.Run("one", func(t *harness.T) {})
+					t.Run("two", func(t *harness.T) { t.Skipf("reason two") })
+					t.Run("three", func(t *harness.T) {
+						go func() { panic("harnessbin: deliberate crash in a subtest") }()
+						select {}
+					})
+					t.Run("four", func(t *harness.T) {})
+				}},
 			{Name: "ignore_sigterm", Doc: "ignores SIGTERM and hangs", Run: func(t *harness.T) {
 				signal.Ignore(syscall.SIGTERM)
 				fmt.Fprintf(os.Stderr, "IGNORING pid=%d\n", os.Getpid())

@@ -3,9 +3,10 @@
 // permission event so that cat is blocked in open(2), prints "BLOCKED" and
 // never answers. The harness tests then kill this binary with SIGKILL, or let
 // its watchdog fire (-timeout), and check that cat is released: it prints the
-// file's content ("RELEASED") and exits by itself. cat is started without a
-// parent-death signal, so it outlives this binary and only the release of its
-// permission event can let it finish.
+// file's content ("RELEASED") and exits by itself; the case then blames the
+// kernel, as a real case would, in a log the watchdog has closed by then.
+// cat is started without a parent-death signal, so it outlives this binary
+// and only the release of its permission event can let it finish.
 package main
 
 import (
@@ -49,7 +50,12 @@ func blocked(t *harness.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start cat: %v", err)
 	}
-	go cmd.Wait() // reap it should it finish while this process lives
+	// Reap cat should it finish while this process lives: only the release
+	// of its event lets it, so a return is reported as the kernel's doing,
+	// the way fanotify_perm's cases do; after a watchdog's release that
+	// report must not reach the case's log (caseProcess.runOne freezes it).
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	evs, err := g.ReadN(1, time.Now().Add(10*time.Second))
 	if err != nil {
 		t.Fatalf("no permission event from cat: %v", err)
@@ -58,5 +64,6 @@ func blocked(t *harness.T) {
 		t.Fatalf("event pid %d, want cat's %d", evs[0].Pid, cmd.Process.Pid)
 	}
 	fmt.Printf("BLOCKED pid=%d\n", cmd.Process.Pid)
-	select {}
+	<-exited
+	t.Fatalf("cat (pid %d) returned although its permission event is not answered", cmd.Process.Pid)
 }
