@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+)
+
+// fdinfoUserFlags: /proc/PID/fdinfo shows a watch's IN_ONESHOT and
+// IN_EXCL_UNLINK since a32e697cda27 ("inotify: show inotify mask flags in
+// proc fdinfo"), merged for 5.19 (it sits after v5.18-rc1 in linux-next of
+// 2022-04-26, beside the for-5.19 branches) and backported to stable trees
+// (5.15.y has it in the 5.15.44..5.15.49 range). Before it, inotify_fdinfo
+// printed mark->mask & IN_ALL_EVENTS (6933599697c9 "inotify: hide internal
+// kernel bits from fdinfo"), which never holds those bits. The probe reads
+// the fdinfo of a one-shot watch, so a backport counts as present; absent
+// (EOPNOTSUPP) on a kernel >= 5.19 is a failure.
+var fdinfoUserFlags = feature.New("IN_ONESHOT/IN_EXCL_UNLINK in inotify fdinfo mask (a32e697cda27)", "5.19", func() error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("inotify_init1: %w", err)
+	}
+	defer unix.Close(fd)
+	dir := os.Getenv("FSNSUITE_WORKSPACE")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_ONESHOT|unix.IN_EXCL_UNLINK); err != nil {
+		return fmt.Errorf("inotify_add_watch(IN_ONESHOT|IN_EXCL_UNLINK): %w", err)
+	}
+	ws, err := inotify.ReadWatches(os.Getpid(), fd)
+	if err != nil {
+		return err
+	}
+	if len(ws) != 1 {
+		return fmt.Errorf("fdinfo of an inotify fd with one watch lists %d watches %v", len(ws), ws)
+	}
+	want := inotify.Mask(unix.IN_ONESHOT | unix.IN_EXCL_UNLINK)
+	if ws[0].Mask&want != want {
+		return fmt.Errorf("fdinfo mask %v of a watch added with IN_ATTRIB|IN_ONESHOT|IN_EXCL_UNLINK lacks the flags: %w", ws[0].Mask, unix.EOPNOTSUPP)
+	}
+	return nil
+})
