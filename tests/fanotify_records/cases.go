@@ -119,7 +119,9 @@ func renameOldNewRecords(t *harness.T) {
 				// fanotify_test_fid (fs/notify/fanotify/fanotify_user.c): a
 				// filesystem or mount mark of a FID group needs handles the
 				// filesystem can decode; overlayfs without nfs_export
-				// cannot (exportfs_can_decode_fh), so EOPNOTSUPP.
+				// cannot (exportfs_can_decode_fh), so EOPNOTSUPP. The
+				// fixture mounts it with nfs_export=off explicitly
+				// (harness/fixture/morefs.go), whatever the defaults.
 				err := g.Add(unix.FAN_MARK_FILESYSTEM, mask, t.Dir())
 				if !errors.Is(err, unix.EOPNOTSUPP) {
 					t.Errorf("filesystem mark on overlayfs (no nfs_export) in a FID group: %v, want EOPNOTSUPP", err)
