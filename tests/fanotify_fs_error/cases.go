@@ -147,6 +147,15 @@ func corruptAndRemount(t *harness.T, debugfs, dev, root, path string) {
 	if err := unix.Unmount(root, 0); err != nil {
 		t.Fatalf("setup: unmount %s: %v", root, err)
 	}
+	// open(2): O_EXCL without O_CREAT on a block device "fails with the
+	// error EBUSY" while the device "is in use by the system (e.g.,
+	// mounted)". Proof that no superblock (another mount of dev, in any
+	// mount namespace) still uses it before debugfs writes to it.
+	excl, err := unix.Open(dev, unix.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: %s still in use after unmounting %s (open O_EXCL: %v); not running debugfs -w on a device that may be mounted", dev, root, err)
+	}
+	unix.Close(excl)
 	out, err := exec.Command(debugfs, "-w", "-R", "sif "+path+" mode 0xff", dev).CombinedOutput()
 	if err != nil {
 		t.Fatalf("setup: debugfs -w -R 'sif %s mode 0xff' %s: %v: %s", path, dev, err, out)
