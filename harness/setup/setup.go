@@ -62,18 +62,44 @@ func Open(t TB, path string, flags int) int {
 }
 
 // ClosedFd returns a descriptor number that was open a moment ago and is
-// closed now (dup of fd, then close), for EBADF expectations.
+// closed now, for EBADF expectations. It is a high number (dup3 of fd onto
+// the highest free number at or below closedFdMax and under RLIMIT_NOFILE,
+// then close), so that no open elsewhere in the process takes it before the
+// case uses it: open(2) and dup(2) return "the lowest-numbered file
+// descriptor not currently open", which stays below it unless closedFdMax
+// descriptors are open at once. The slot stays in the fd table
+// (expand_files grew it), so the kernel meets a closed descriptor, not an
+// out-of-range number.
 func ClosedFd(t TB, fd int) int {
 	t.Helper()
-	closed, err := unix.Dup(fd)
-	if err != nil {
-		t.Fatalf("setup: dup: %v", err)
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatalf("setup: getrlimit(RLIMIT_NOFILE): %v", err)
 	}
-	if err := unix.Close(closed); err != nil {
+	high := closedFdMax
+	if rl.Cur-1 < uint64(high) {
+		high = int(rl.Cur - 1)
+	}
+	// The highest number not open now: dup3 would close an open one.
+	for ; high > fd; high-- {
+		if _, err := unix.FcntlInt(uintptr(high), unix.F_GETFD, 0); err == unix.EBADF {
+			break
+		}
+	}
+	if high <= fd {
+		t.Fatalf("setup: no free descriptor number above %d under %d", fd, closedFdMax)
+	}
+	if err := unix.Dup3(fd, high, unix.O_CLOEXEC); err != nil {
+		t.Fatalf("setup: dup3(%d, %d): %v", fd, high, err)
+	}
+	if err := unix.Close(high); err != nil {
 		t.Fatalf("setup: close: %v", err)
 	}
-	return closed
+	return high
 }
+
+// closedFdMax bounds ClosedFd's number (the fd table grows to hold it).
+const closedFdMax = 4095
 
 // Stat stats path; the lookup also leaves its dentry in the dcache.
 func Stat(t TB, path string) unix.Stat_t {
