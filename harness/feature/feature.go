@@ -407,6 +407,23 @@ func withGroup(flags uint, fn func(fd int) error) error {
 	return fn(fd)
 }
 
+// WithInotifyWatch is the frame of an inotify probe: a new instance (closed
+// afterwards) with one watch of mask on the workspace directory
+// (FSNSUITE_WORKSPACE, else the temporary directory); fn gets the instance's
+// descriptor and the watched directory.
+func WithInotifyWatch(mask uint32, fn func(fd int, dir string) error) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return limits.InotifyInit("inotify_init1", fmt.Errorf("inotify_init1: %w", err))
+	}
+	defer unix.Close(fd)
+	dir := probeDir()
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		return limits.InotifyWatch("inotify_add_watch", fmt.Errorf("inotify_add_watch(%#x): %w", mask, err))
+	}
+	return fn(fd, dir)
+}
+
 func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 	return func() error {
 		return withGroup(initFlags, func(fd int) error {

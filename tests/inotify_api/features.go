@@ -20,28 +20,18 @@ import (
 // the fdinfo of a one-shot watch, so a backport counts as present; absent
 // (EOPNOTSUPP) on a kernel >= 5.19 is a failure.
 var fdinfoUserFlags = feature.New("IN_ONESHOT/IN_EXCL_UNLINK in inotify fdinfo mask (a32e697cda27)", "5.19", func() error {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("inotify_init1: %w", err)
-	}
-	defer unix.Close(fd)
-	dir := os.Getenv("FSNSUITE_WORKSPACE")
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_ONESHOT|unix.IN_EXCL_UNLINK); err != nil {
-		return fmt.Errorf("inotify_add_watch(IN_ONESHOT|IN_EXCL_UNLINK): %w", err)
-	}
-	ws, err := inotify.ReadWatches(os.Getpid(), fd)
-	if err != nil {
-		return err
-	}
-	if len(ws) != 1 {
-		return fmt.Errorf("fdinfo of an inotify fd with one watch lists %d watches %v", len(ws), ws)
-	}
-	want := inotify.Mask(unix.IN_ONESHOT | unix.IN_EXCL_UNLINK)
-	if ws[0].Mask&want != want {
-		return fmt.Errorf("fdinfo mask %v of a watch added with IN_ATTRIB|IN_ONESHOT|IN_EXCL_UNLINK lacks the flags: %w", ws[0].Mask, unix.EOPNOTSUPP)
-	}
-	return nil
+	return feature.WithInotifyWatch(unix.IN_ATTRIB|unix.IN_ONESHOT|unix.IN_EXCL_UNLINK, func(fd int, _ string) error {
+		ws, err := inotify.ReadWatches(os.Getpid(), fd)
+		if err != nil {
+			return err
+		}
+		if len(ws) != 1 {
+			return fmt.Errorf("fdinfo of an inotify fd with one watch lists %d watches %v", len(ws), ws)
+		}
+		want := inotify.Mask(unix.IN_ONESHOT | unix.IN_EXCL_UNLINK)
+		if ws[0].Mask&want != want {
+			return fmt.Errorf("fdinfo mask %v of a watch added with IN_ATTRIB|IN_ONESHOT|IN_EXCL_UNLINK lacks the flags: %w", ws[0].Mask, unix.EOPNOTSUPP)
+		}
+		return nil
+	})
 })

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -42,24 +41,14 @@ func evc(wd int32, mask uint32, name string, cookie uint32) inotify.Event {
 // (inotify_add_watch only rejects masks without any known event), so the
 // probe watches twice and expects EEXIST the second time.
 var maskCreate = feature.New("IN_MASK_CREATE", "4.19", func() error {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("inotify_init1: %w", err)
-	}
-	defer unix.Close(fd)
-	dir := os.Getenv("FSNSUITE_WORKSPACE")
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_MASK_CREATE); err != nil {
-		return fmt.Errorf("inotify_add_watch(IN_MASK_CREATE): %w", err)
-	}
-	_, err = unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_MASK_CREATE)
-	switch {
-	case errors.Is(err, unix.EEXIST):
-		return nil
-	case err == nil:
-		return fmt.Errorf("second IN_MASK_CREATE watch succeeded (flag ignored): %w", unix.EOPNOTSUPP)
-	}
-	return fmt.Errorf("second inotify_add_watch(IN_MASK_CREATE): %w", err)
+	return feature.WithInotifyWatch(unix.IN_ATTRIB|unix.IN_MASK_CREATE, func(fd int, dir string) error {
+		_, err := unix.InotifyAddWatch(fd, dir, unix.IN_ATTRIB|unix.IN_MASK_CREATE)
+		switch {
+		case errors.Is(err, unix.EEXIST):
+			return nil
+		case err == nil:
+			return fmt.Errorf("second IN_MASK_CREATE watch succeeded (flag ignored): %w", unix.EOPNOTSUPP)
+		}
+		return fmt.Errorf("second inotify_add_watch(IN_MASK_CREATE): %w", err)
+	})
 })
