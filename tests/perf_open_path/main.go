@@ -8,9 +8,10 @@
 //   - parent: the same watch on the file's own directory, a listener on another CPU
 //     draining the IN_OPEN/IN_CLOSE_NOWRITE events.
 //
-// In the parent mode the loop opens the file through nameRing names (hard links),
-// one after the other, so the verify can tell every close event from every other
-// (see verify); other_watch opens one name, as the cover letter's loop did.
+// In parent_watch each condition's loop opens the file through its own ring of names
+// (hard links), one after the other, so the verify can tell every close event from
+// every other (see verify); other_watch opens one name, as the cover letter's loop
+// did.
 //
 // The modes cannot coexist on one filesystem, so each run sets its mode up before the
 // clock starts (add or remove the watch) and re-warms with untimed operations.
@@ -43,12 +44,20 @@ const opsPerRun = 1000
 // watchMask is what "other" and "parent" watch for: the events the loop generates.
 const watchMask = unix.IN_OPEN | unix.IN_CLOSE_NOWRITE
 
-// nameRing is the number of names (hard links of one file, f0000..f4095) the loop
-// of parent_watch opens in turn, one per operation, in both of its conditions. A
-// watched run is at most 390 operations (the full profile's chunk and re-warm), so
-// its names are all different and differ from those of the runs just before it.
-// (other_watch keeps one name: it expects no open or close event.)
-const nameRing = 4096
+// ringSize is the number of names (hard links of one file) that each condition of
+// parent_watch opens in turn, one per operation: the power of two above a watched
+// run's operations (a chunk and its quarter-chunk re-warm), so the names of one
+// run are all different: 128 in the quick profile (77 per run), 512 in the full
+// one (390). A ring of 4096 cold dentries made every open+close 50-170 ns
+// slower here; 128 cost nothing measurable (none p50 621 ns, one name 620).
+func ringSize() int {
+	perRun := opsPerRun * perf.OpsScale() / perf.DefaultChunks
+	n := 1
+	for n < perRun+perRun/4+2 {
+		n *= 2
+	}
+	return n
+}
 
 // closeWait bounds how long a watched run's removal waits for the listener to
 // have read the close events of that run's opens (see tracker).
@@ -101,7 +110,7 @@ type setup struct {
 
 func measure(t *harness.T, mode string, gate perf.Gate) {
 	dir := t.Dir()
-	s := &setup{t: t, wd: -1, target: filepath.Join(dir, "parent", name(0)), nap: unix.NsecToTimespec(20_000)}
+	s := &setup{t: t, wd: -1, target: filepath.Join(dir, "parent", "file"), nap: unix.NsecToTimespec(20_000)}
 	for _, d := range []string{"parent", "other"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatalf("mkdir: %v", err)
@@ -110,28 +119,40 @@ func measure(t *harness.T, mode string, gate perf.Gate) {
 	if err := os.WriteFile(s.target, make([]byte, 4096), 0o644); err != nil {
 		t.Fatalf("create %s: %v", s.target, err)
 	}
-	names := 1
+	// The names: one (other) or, for parent, a ring for the base condition
+	// (n0000...) and another for the watched one (w0000...), so a late close
+	// event of an unwatched open never has a watched run's name.
+	base, watched := []string{s.target}, []string{s.target}
 	if mode == "parent" {
-		names = nameRing
-	}
-	paths := []string{s.target}
-	for i := 1; i < names; i++ {
-		p := filepath.Join(dir, "parent", name(i))
-		if err := os.Link(s.target, p); err != nil {
-			t.Fatalf("link %s: %v", p, err)
+		s.track.ring = ringSize()
+		base, watched = nil, nil
+		for i := 0; i < s.track.ring; i++ {
+			for _, l := range []struct {
+				paths  *[]string
+				prefix byte
+			}{{&base, 'n'}, {&watched, 'w'}} {
+				p := filepath.Join(dir, "parent", name(l.prefix, i))
+				if err := os.Link(s.target, p); err != nil {
+					t.Fatalf("link %s: %v", p, err)
+				}
+				*l.paths = append(*l.paths, p)
+			}
 		}
-		paths = append(paths, p)
 	}
-	s.watchDir, s.names = filepath.Join(dir, mode), names
+	s.watchDir, s.names = filepath.Join(dir, mode), len(watched)
 	s.in = t.Inotify(unix.IN_NONBLOCK)
-	loop, err := openCloseLoop(paths)
+	baseLoop, err := openCloseLoop(base)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	loop, err := openCloseLoop(watched)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
 	perf.Check(t, &perf.Experiment{
 		Suite: suite,
 		Name:  t.Name(),
-		Base:  perf.Condition{Name: "none", Run: loop},
+		Base:  perf.Condition{Name: "none", Run: baseLoop},
 		Cond: perf.Condition{Name: mode, Run: func(r *perf.Run) error {
 			s.watchedOps += int64(r.N)
 			return loop(r)
@@ -175,15 +196,16 @@ func measure(t *harness.T, mode string, gate perf.Gate) {
 //     (after the removal); CI once lost one pair in 35632 runs.
 //   - inotify merges a new event only into the queue's last one, and only when
 //     mask, wd and name are equal (fs/notify/inotify/inotify_fsnotify.c:
-//     inotify_merge, event_compare). Each operation opens the next of nameRing
-//     names, so two events of one watched run never have the same name, and each
-//     run has a new wd (inotify_add_to_idr allocates wds cyclically): nothing
-//     merges, however late a close event comes.
+//     inotify_merge, event_compare). Each operation opens the next name of its
+//     condition's ring (ringSize), so two events of one watched run never have
+//     the same name, and each run has a new wd (inotify_add_to_idr allocates wds
+//     cyclically): nothing merges, however late a close event comes.
 //   - Each watched run is removed only once the listener has read a close event
 //     for every open of the run (rmWatch waits), so no close is lost to the
 //     removal; that also keeps the queue at one run's events (no overflow).
 //   - A close event whose name was not opened under the current watch is the late
-//     release of an open made before it: counted apart and reported.
+//     release of an open made before it (an unwatched one: the base condition has
+//     its own names): counted apart and reported.
 //
 // With -aa and -inject the measured mode never runs: no watch, no event.
 func (s *setup) verify(stage perf.Stage, mode string) (string, error) {
@@ -195,7 +217,7 @@ func (s *setup) verify(stage perf.Stage, mode string) (string, error) {
 		return "", fmt.Errorf("inotify fdinfo: watches %v between runs, want none (each %s run adds and removes its own)", ws, mode)
 	}
 	if stage == perf.VerifyBefore {
-		return fmt.Sprintf("inotify fdinfo: no watch between runs; %s mode watches %s for IN_OPEN|IN_CLOSE_NOWRITE; the loop opens %d name(s) of the file", mode, s.watchDir, s.names), nil
+		return fmt.Sprintf("inotify fdinfo: no watch between runs; %s mode watches %s for IN_OPEN|IN_CLOSE_NOWRITE; each condition's loop opens %d name(s) of the file in turn", mode, s.watchDir, s.names), nil
 	}
 	var want int64
 	if mode == "parent" {
@@ -220,6 +242,7 @@ func (s *setup) verify(stage perf.Stage, mode string) (string, error) {
 // name was opened under this wd closes one of the run's opens, any other is a
 // late release (see verify).
 type tracker struct {
+	ring          int   // names in the watched condition's ring
 	wd            int32 // the watch of the run being followed (listener thread only)
 	first, opened int   // the run's first name, IN_OPEN read under wd (listener thread only)
 	// closes counts IN_CLOSE_NOWRITE of the watched opens: rmWatch waits on it.
@@ -230,19 +253,19 @@ type tracker struct {
 }
 
 func (k *tracker) event(wd int32, mask inotify.Mask, n []byte) {
-	i, ok := nameIndex(n)
+	i, ok := nameIndex(n, 'w', k.ring)
 	switch mask {
 	case unix.IN_OPEN:
 		k.opens.Add(1)
 		if wd != k.wd {
 			k.wd, k.first, k.opened = wd, i, 0
 		}
-		if !ok || i != (k.first+k.opened)%nameRing {
+		if !ok || i != (k.first+k.opened)%k.ring {
 			k.misorder.Add(1)
 		}
 		k.opened++
 	case unix.IN_CLOSE_NOWRITE:
-		if d := (i - k.first + nameRing) % nameRing; ok && wd == k.wd && d < k.opened {
+		if d := (i - k.first + k.ring) % k.ring; ok && wd == k.wd && d < k.opened {
 			k.closes.Add(1)
 			if d != k.opened-1 {
 				k.delayed.Add(1)
@@ -253,12 +276,13 @@ func (k *tracker) event(wd int32, mask inotify.Mask, n []byte) {
 	}
 }
 
-// name is the i-th name of the file: f0000 ... f4095.
-func name(i int) string { return fmt.Sprintf("f%04d", i) }
+// name is the i-th name of a ring of the file: n0000, w0127, ...
+func name(prefix byte, i int) string { return fmt.Sprintf("%c%04d", prefix, i) }
 
-// nameIndex parses a name made by name (inotify pads it with NULs).
-func nameIndex(b []byte) (int, bool) {
-	if len(b) < 5 || b[0] != 'f' || (len(b) > 5 && b[5] != 0) {
+// nameIndex parses a name made by name with prefix, of a ring of size ring
+// (inotify pads the name with NULs).
+func nameIndex(b []byte, prefix byte, ring int) (int, bool) {
+	if len(b) < 5 || b[0] != prefix || (len(b) > 5 && b[5] != 0) {
 		return 0, false
 	}
 	v := 0
@@ -268,7 +292,7 @@ func nameIndex(b []byte) (int, bool) {
 		}
 		v = v*10 + int(c-'0')
 	}
-	return v, v < nameRing
+	return v, v < ring
 }
 
 func (s *setup) addWatch() error {

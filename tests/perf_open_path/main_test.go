@@ -7,10 +7,10 @@ import (
 )
 
 // inotify pads a name with NULs (inotify(7): len counts them).
-func ev(i int) []byte { return append([]byte(name(i)), 0, 0, 0) }
+func ev(i int) []byte { return append([]byte(name('w', i)), 0, 0, 0) }
 
 func TestTracker(t *testing.T) {
-	var k tracker
+	k := tracker{ring: 4096}
 	k.event(1, unix.IN_IGNORED, nil)
 	// A close released late by another task, from before watch 7 existed.
 	k.event(7, unix.IN_CLOSE_NOWRITE, ev(4094))
@@ -29,7 +29,7 @@ func TestTracker(t *testing.T) {
 	// Watch 8: an open skipped (a lost IN_OPEN) is out of order.
 	k.event(8, unix.IN_OPEN, ev(10))
 	k.event(8, unix.IN_OPEN, ev(12))
-	k.event(8, unix.IN_OPEN, []byte("file\x00"))
+	k.event(8, unix.IN_OPEN, []byte("n0013\x00"))
 	if got := k.misorder.Load(); got != 2 {
 		t.Errorf("misorder = %d, want 2 (a skipped name, a foreign name)", got)
 	}
@@ -40,8 +40,8 @@ func TestNameIndex(t *testing.T) {
 		in   string
 		want int
 		ok   bool
-	}{{"f0000", 0, true}, {"f4095\x00\x00", 4095, true}, {"f4096", 0, false}, {"f00001", 0, false}, {"g0001", 0, false}, {"f01", 0, false}} {
-		if got, ok := nameIndex([]byte(c.in)); ok != c.ok || (ok && got != c.want) {
+	}{{"w0000", 0, true}, {"w4095\x00\x00", 4095, true}, {"w4096", 0, false}, {"w00001", 0, false}, {"n0001", 0, false}, {"w01", 0, false}} {
+		if got, ok := nameIndex([]byte(c.in), 'w', 4096); ok != c.ok || (ok && got != c.want) {
 			t.Errorf("nameIndex(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
