@@ -167,6 +167,10 @@ func ParsePercent(s string) (float64, error) {
 // harness has parsed the command line: call it from harness.Suite.CaseFunc.
 func FullProfile() bool { return Flags.profile().Name == "full" }
 
+// OpsScale is the selected profile's OpsScale (after the harness has parsed the
+// command line), for an experiment that sizes its fixtures to its runs.
+func OpsScale() int { return Flags.profile().OpsScale }
+
 // profile returns the selected profile with the budget override applied.
 func (o *Options) profile() Profile {
 	p, ok := Profiles[o.Profile]

@@ -29,8 +29,17 @@ type InotifyListener struct {
 // non-blocking inotify descriptor) and stores it in *l, for Verify to read its
 // counts once the engine has stopped it.
 func InotifyHelper(ifd int, l **InotifyListener) func(cpu int) (func() error, error) {
+	return InotifyHelperFunc(ifd, l, nil)
+}
+
+// InotifyHelperFunc is InotifyHelper with fn (if not nil) called on the
+// listener's thread for every event it reads, before the event is counted: for
+// experiments whose Verify needs more than counts by mask (perf_open_path tells
+// the closes of its watched opens from late closes by their names). fn must not
+// block; what it shares with the measuring thread must be atomic.
+func InotifyHelperFunc(ifd int, l **InotifyListener, fn func(wd int32, mask inotify.Mask, name []byte)) func(cpu int) (func() error, error) {
 	return func(cpu int) (func() error, error) {
-		lis, err := StartInotifyListener(ifd, cpu)
+		lis, err := StartInotifyListenerFunc(ifd, cpu, fn)
 		if err != nil {
 			return nil, err
 		}
@@ -41,13 +50,24 @@ func InotifyHelper(ifd int, l **InotifyListener) func(cpu int) (func() error, er
 
 // StartInotifyListener starts draining ifd on cpu.
 func StartInotifyListener(ifd, cpu int) (*InotifyListener, error) {
+	return StartInotifyListenerFunc(ifd, cpu, nil)
+}
+
+// StartInotifyListenerFunc starts draining ifd on cpu, calling fn (if not nil)
+// for every event read (see InotifyHelperFunc).
+func StartInotifyListenerFunc(ifd, cpu int, fn func(wd int32, mask inotify.Mask, name []byte)) (*InotifyListener, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	l := &InotifyListener{ifd: ifd, efd: efd, done: make(chan struct{}), buf: make([]byte, 64<<10),
 		counts: make(map[inotify.Mask]int64, 8)}
-	l.count = func(_ int32, mask inotify.Mask, _ uint32, _ []byte) { l.counts[mask]++ }
+	l.count = func(wd int32, mask inotify.Mask, _ uint32, name []byte) {
+		if fn != nil {
+			fn(wd, mask, name)
+		}
+		l.counts[mask]++
+	}
 	started := make(chan error, 1)
 	go l.loop(cpu, started)
 	if err := <-started; err != nil {
