@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -73,6 +74,14 @@ type Gate struct {
 // the case, just before the TAP result ("# reported, not gated: ratio ..."), and
 // the runner counts such cases apart from gated passes.
 const ReportedMarker = "reported, not gated:"
+
+// ErrMachineVoided marks a Verify error whose cause is the machine, not the
+// kernel under test: a helper thread starved of CPU so long that its queue
+// overflowed (the events it would have counted are gone, so neither the
+// figures nor the count can be judged). Wrap it (fmt.Errorf("...: %w",
+// perf.ErrMachineVoided)): the experiment is then undecided, a skip with the
+// reason (a failure under -strict), like an interval too wide to decide.
+var ErrMachineVoided = errors.New("voided by the machine, not the kernel")
 
 // Stage says when an experiment's Verify runs.
 type Stage string
@@ -396,6 +405,10 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 		res.Verified = append(res.Verified, fmt.Sprintf("verify %s: FAILED: %v", VerifyAfter, err))
 		res.Verdict = Fail
 		res.Reason = fmt.Sprintf("condition does not hold after measuring, the figures are void: %v", err)
+		if errors.Is(err, ErrMachineVoided) {
+			res.Verdict = Undecided
+			res.Reason = fmt.Sprintf("undecided: the figures are void: %v", err)
+		}
 		return res, nil
 	}
 	res.Verified = append(res.Verified, fmt.Sprintf("verify %s: %s", VerifyAfter, what))

@@ -306,6 +306,20 @@ func TestVerify(t *testing.T) {
 	if !ft.has("verify before: one mark") || !ft.has("verify after: FAILED: fanotify fdinfo marks [], want one (gate)") {
 		t.Errorf("verify lines missing:\n%s", strings.Join(ft.logs, "\n"))
 	}
+	// A check the machine voided (a starved listener's queue overflowed) is
+	// undecided: a skip with the reason, never a pass, a failure under -strict.
+	e.Verify = func(s Stage, _ string) (string, error) {
+		if s == VerifyAfter {
+			return "", fmt.Errorf("listener: 3 IN_Q_OVERFLOW: %w", ErrMachineVoided)
+		}
+		return "one mark", nil
+	}
+	ft = &fakeT{}
+	res = CheckWith(ft, e, testOptions("gate"))
+	if res == nil || res.Verdict != Undecided || !strings.Contains(res.Reason, "IN_Q_OVERFLOW") {
+		t.Fatalf("check voided by the machine: %+v", res)
+	}
+	ft.check(t, 0, 1)
 }
 
 func TestReportedMarker(t *testing.T) {
