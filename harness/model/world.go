@@ -619,15 +619,16 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 	return out
 }
 
-// Fold is the comparison's one normalisation of legitimate variation: the
-// events of one group in one step are folded into one mask per (object,
-// name), and groups are compared separately. fanotify merges an event into
-// an earlier queued one of the same object and pid (fanotify_merge,
-// fanotify_should_merge), inotify drops a duplicate of the last queued event
-// (inotify_merge), and the order between groups is the order of their
-// priorities and marks, which fanotify(7) does not promise; so neither the
-// number of records nor the order of different objects is compared, only
-// which events each group got on which object. The result is sorted.
+// Fold is the comparison's normalisation of a fanotify group's events in
+// one step: they are folded into one mask per (object, name, record), and
+// groups are compared separately. fanotify merges an event into an earlier
+// queued one of the same object, type and pid (fanotify_merge,
+// fanotify_should_merge in fs/notify/fanotify/fanotify.c), and fanotify(7)
+// promises no order between events; so neither the number of records nor
+// their order is compared, only which events each group got on which
+// object. The explorer checks separately, on the kernel's side, that the
+// kernel merged what fanotify_should_merge says must merge (unmerged in
+// tests/fsnotify_explore/kernel.go). The result is sorted.
 func Fold(evs []Event) []Event {
 	type key struct {
 		g              int
@@ -654,5 +655,60 @@ func Fold(evs []Event) []Event {
 		}
 		return a.Rec < b.Rec
 	})
+	return out
+}
+
+// InotifyMerge is inotify_merge (fs/notify/inotify/inotify_fsnotify.c) for
+// the model's predictions: fsnotify_insert_event (fs/notify/notification.c)
+// offers each new event to inotify_merge, which drops it when event_compare
+// finds it equal to the tail of the instance's queue (same mask, wd and
+// name; never into a queued IN_IGNORED). inotify(7): "If successive output
+// inotify events produced on the inotify file descriptor are identical
+// (same wd, mask, cookie, and name), then they are coalesced into a single
+// event if the older event has not yet been read". The explorer reads a
+// queue only after a step, so within a step the kernel never delivers two
+// such successive events of one instance; the kernel's side is therefore
+// compared raw, and a doubled delivery is a mismatch. inotify reports the
+// events of one step in the order of the fsnotify calls, a parent's watch
+// before the child's own (fsnotify_handle_event), through one queue per
+// instance: that order is compared exactly.
+func InotifyMerge(kinds []GroupKind, evs []Event) []Event {
+	var out []Event
+	tail := map[int]int{} // group -> index in out of its queue's tail
+	for _, e := range evs {
+		if kinds[e.Group].Inotify {
+			if i, ok := tail[e.Group]; ok && out[i] == e && e.Mask&unix.IN_IGNORED == 0 {
+				continue
+			}
+			tail[e.Group] = len(out)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Normalise prepares one step's events for the comparison: groups in
+// index order (the order between groups is that of their priorities and
+// marks, which neither man page promises); an inotify group's events as
+// the exact sequence its queue delivered; a fanotify group's events folded
+// (Fold).
+func Normalise(kinds []GroupKind, evs []Event) []Event {
+	var fan []Event
+	seq := map[int][]Event{}
+	for _, e := range evs {
+		if kinds[e.Group].Inotify {
+			seq[e.Group] = append(seq[e.Group], e)
+		} else {
+			fan = append(fan, e)
+		}
+	}
+	out := Fold(fan)
+	for g := range kinds {
+		if len(seq[g]) == 0 {
+			continue
+		}
+		i := sort.Search(len(out), func(i int) bool { return out[i].Group > g })
+		out = append(out[:i], append(seq[g], out[i:]...)...)
+	}
 	return out
 }

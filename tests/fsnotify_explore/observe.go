@@ -13,8 +13,9 @@ import (
 )
 
 // Obs is what one step produced: the result of the call (errno, watch
-// descriptor) and every group's events, folded by model.Fold and rendered
-// one per line. Kernel and model observations compare as equal lines.
+// descriptor) and every group's events, normalised by model.Normalise
+// (an inotify group's in queue order, a fanotify group's folded) and
+// rendered one per line. Kernel and model observations compare as equal lines.
 type Obs []string
 
 func errnoText(e unix.Errno) string {
@@ -30,7 +31,7 @@ func observe(kinds []model.GroupKind, result string, evs []model.Event) Obs {
 	if result != "" {
 		o = append(o, "result: "+result)
 	}
-	for _, e := range model.Fold(evs) {
+	for _, e := range model.Normalise(kinds, evs) {
 		var mask string
 		if kinds[e.Group].Inotify {
 			mask = inotify.Mask(e.Mask).String()
@@ -103,7 +104,7 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 				res = errnoText(e)
 			}
 		}
-		out[i] = observe(kinds, res, evs)
+		out[i] = observe(kinds, res, model.InotifyMerge(kinds, evs))
 		if k.Cov != nil {
 			k.Cov.EndPath()
 		}
