@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The permission-event watchdog and SIGKILL tests (issue 5, "Rules"): a test
@@ -173,38 +175,145 @@ func killedBy(ee *exec.ExitError, sig syscall.Signal) bool {
 // before the TIMEOUT result is printed, and the binary exits 1. The case's
 // report of cat's return (the kernel's fault in a real case) comes after the
 // watchdog closed its log, so the TIMEOUT block does not print it.
+//
+// "Before" is not read off the order of cat's RELEASED line and the TIMEOUT
+// line in the shared stdout pipe: closing the group only answers the event
+// and wakes cat (fanotify(7): "Upon close(2), outstanding permission events
+// will be set to allowed"; fs/notify/fanotify/fanotify_user.c,
+// fanotify_release()); when cat then runs and writes is up to the scheduler,
+// and under load the case process can write its report first (issue
+// "flakes": RELEASED once printed after TIMEOUT). Instead the test stops the
+// case process inside its report: once cat is blocked, it fills the stdout
+// pipe, so the first line of the report blocks in write(2) (pipe(7): a write
+// to a full pipe blocks until data is read). While the case process sits
+// there it can neither release nor exit, so cat can only get out of its
+// open(2) if the groups were closed before the report began.
 func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	requireRoot(t)
-	cmd, lines, pid, seen := startPermKill(t, "-timeout", "2s")
-	var releasedAt, timeoutAt = -1, -1
-	deadline := time.After(15 * time.Second)
-	for done := false; !done; {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				done = true
-				break
-			}
-			*seen = append(*seen, l.text)
-			switch {
-			case l.text == "RELEASED":
-				releasedAt = len(*seen) - 1
-			case strings.HasPrefix(l.text, "not ok 1 blocked # TIMEOUT"):
-				timeoutAt = len(*seen) - 1
-			}
-		case <-deadline:
-			t.Fatalf("binary did not finish within 15s:\n%s", strings.Join(*seen, "\n"))
+	if _, err := os.ReadFile("/proc/self/syscall"); err != nil {
+		t.Skipf("needs /proc/pid/syscall (CONFIG_HAVE_ARCH_TRACEHOOK) to see where a process is blocked: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second, non-blocking open file description of the pipe's write end
+	// (opening /proc/self/fd/N of a pipe opens the pipe as a FIFO), to fill
+	// it without blocking and without making the binary's stdout
+	// non-blocking.
+	fill, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", w.Fd()), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("reopen the stdout pipe: %v", err)
+	}
+	closeFill := func() {
+		if fill >= 0 {
+			unix.Close(fill)
+			fill = -1
 		}
 	}
-	out := strings.Join(*seen, "\n")
+	cmd := exec.Command(buildPermKill(t), "-timeout", "3s")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// cat and the case process may be blocked on the full pipe: closing
+	// the read end lets them go (EPIPE) once the binary is killed.
+	t.Cleanup(func() { cmd.Process.Kill(); closeFill(); r.Close(); cmd.Wait() })
+
+	br := bufio.NewReader(r)
+	var seen []string
+	out := func() string { return strings.Join(seen, "\n") + "\nstderr:\n" + stderr.String() }
+	readLine := func(deadline time.Time) (string, bool) {
+		r.SetReadDeadline(deadline)
+		l, err := br.ReadString('\n')
+		if err == io.EOF && l == "" {
+			return "", false
+		}
+		if err != nil && err != io.EOF {
+			t.Fatalf("reading the binary's output: %v\n%s", err, out())
+		}
+		return strings.TrimSuffix(l, "\n"), true
+	}
+	pid := -1
+	for deadline := time.Now().Add(20 * time.Second); pid < 0; {
+		l, ok := readLine(deadline)
+		if !ok {
+			t.Fatalf("permkill ended before blocking a process:\n%s", out())
+		}
+		seen = append(seen, l)
+		if strings.Contains(l, "# SKIP") {
+			t.Skipf("permkill skipped: %s", l)
+		}
+		if v, ok := strings.CutPrefix(l, "BLOCKED pid="); ok {
+			if pid, err = strconv.Atoi(v); err != nil {
+				t.Fatalf("bad BLOCKED line %q", l)
+			}
+		}
+	}
+	casePid, err := parentPid(pid)
+	if err != nil {
+		t.Fatalf("case process of cat (pid %d): %v", pid, err)
+	}
+	// Fill the pipe with whole pages of newlines (empty lines, dropped
+	// below): the last pipe buffer is then full, so no later write can be
+	// merged into it and every write blocks until the pipe is read.
+	page := bytes.Repeat([]byte{'\n'}, os.Getpagesize())
+	for {
+		if _, err := unix.Write(fill, page); err == unix.EAGAIN {
+			break
+		} else if err != nil {
+			t.Fatalf("filling the stdout pipe: %v", err)
+		}
+	}
+	// Wait for the watchdog's report to block on the full pipe.
+	for deadline := time.Now().Add(15 * time.Second); !inWrite(casePid, 1); {
+		if !permAlive(casePid) {
+			t.Fatalf("case process (pid %d) ended before its report blocked on the full pipe: the watchdog fired before the pipe was filled; test setup too slow:\n%s", casePid, out())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("case process (pid %d) did not start its report within 15s:\n%s", casePid, out())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The report has begun and cannot go on. cat, released, gets out of
+	// open(2), reads the file and blocks writing RELEASED to the same pipe.
+	released := func() bool { return inWrite(pid, 1) || !permAlive(pid) }
+	for end := time.Now().Add(releaseBound); !released() && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !released() {
+		t.Errorf("cat (pid %d) still waits for its permission event (/proc/pid/syscall: %s; %d is openat) while the case process (pid %d) is writing its TIMEOUT report: the watchdog reported before it closed the fanotify groups", pid, procSyscall(pid), unix.SYS_OPENAT, casePid)
+	}
+
+	closeFill()
+	timeoutAt, releasedAt := -1, -1
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		l, ok := readLine(deadline)
+		if !ok {
+			break
+		}
+		if l == "" {
+			continue // the filler
+		}
+		seen = append(seen, l)
+		switch {
+		case l == "RELEASED":
+			releasedAt = len(seen) - 1
+		case strings.HasPrefix(l, "not ok 1 blocked # TIMEOUT"):
+			timeoutAt = len(seen) - 1
+		}
+	}
 	if timeoutAt < 0 {
-		t.Fatalf("no TIMEOUT result:\n%s", out)
+		t.Fatalf("no TIMEOUT result:\n%s", out())
 	}
-	if releasedAt < 0 || releasedAt > timeoutAt {
-		t.Errorf("cat not released before the TIMEOUT report (RELEASED at line %d, TIMEOUT at line %d):\n%s", releasedAt, timeoutAt, out)
+	if releasedAt < 0 {
+		t.Errorf("cat never printed the file (its open(2) was not allowed):\n%s", out())
 	}
-	if strings.Contains(out, "although") {
-		t.Errorf("the timed-out case's log blames the kernel for the watchdog's release:\n%s", out)
+	if strings.Contains(strings.Join(seen, "\n"), "although") {
+		t.Errorf("the timed-out case's log blames the kernel for the watchdog's release:\n%s", out())
 	}
 	if !waitGone(pid, releaseBound) {
 		t.Errorf("cat (pid %d) still running after the watchdog fired", pid)
@@ -213,4 +322,44 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("exit: want status 1 (a timed-out case fails), got %v", err)
 	}
+}
+
+// parentPid reads pid's parent from /proc/pid/status.
+func parentPid(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no PPid in /proc/%d/status", pid)
+}
+
+// procSyscall is /proc/pid/syscall: the blocked system call's number and
+// arguments, "running", or -1 (proc(5)).
+func procSyscall(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", pid))
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// inWrite reports whether a thread of pid is blocked in write(2) on fd.
+func inWrite(pid, fd int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(task))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(procSyscall(tid))
+		if len(f) >= 2 && f[0] == strconv.Itoa(unix.SYS_WRITE) && f[1] == fmt.Sprintf("%#x", fd) {
+			return true
+		}
+	}
+	return false
 }

@@ -212,12 +212,24 @@ func TestQuietAllOneWindow(t *testing.T) {
 		ins = append(ins, in)
 	}
 	var r recorder
-	start := time.Now()
-	ok := expect.QuietAll(&r, "idle", 50*time.Millisecond,
-		expect.OnInotify("a", ins[0]), expect.OnInotify("b", ins[1]), expect.OnInotify("c", ins[2]))
-	took := time.Since(start)
-	assert.Assert(t, ok)
-	assert.Assert(t, took < 140*time.Millisecond, "three queues took %v, want one 50ms window", took)
+	// One queue after the other cannot take less than three windows (each
+	// Collect polls until its deadline, internal/fdpoll), 150ms; one window
+	// for all takes 50ms plus scheduling delay, which a loaded machine can
+	// stretch past 100ms. So a slow try says nothing: the check passes on
+	// the first try under 140ms (3 windows less rounding), and a serial
+	// QuietAll fails every try.
+	var tries []time.Duration
+	for len(tries) < 5 {
+		start := time.Now()
+		ok := expect.QuietAll(&r, "idle", 50*time.Millisecond,
+			expect.OnInotify("a", ins[0]), expect.OnInotify("b", ins[1]), expect.OnInotify("c", ins[2]))
+		tries = append(tries, time.Since(start))
+		assert.Assert(t, ok)
+		if tries[len(tries)-1] < 140*time.Millisecond {
+			break
+		}
+	}
+	assert.Assert(t, tries[len(tries)-1] < 140*time.Millisecond, "three queues took %v in each try, want one 50ms window", tries)
 	assert.NilError(t, os.WriteFile(dir+"/x", nil, 0o644))
 	assert.Assert(t, !expect.QuietAll(&r, "created x", 10*time.Millisecond, expect.OnInotify("a", ins[0]), expect.OnInotify("b", ins[1])))
 	assert.Equal(t, len(r.errs), 2)

@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -377,7 +378,7 @@ func conditions(permkill string) []condition {
 				return []string{"setup: " + err.Error()}
 			}
 			exe := filepath.Join(h.tmp, "inotify_basic")
-			if err := os.WriteFile(exe, b, 0o755); err != nil {
+			if err := execfile.Write(exe, b, 0o755); err != nil {
 				return []string{"setup: " + err.Error()}
 			}
 			r := h.run(30*time.Second, &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}, exe)

@@ -92,7 +92,9 @@ func TestEarlyEndNamesEveryCase(t *testing.T) {
 					{p + "c.tmpfs", tap.StatusSkip, tc.restWhy},
 					{p + "d.ext4", tap.StatusSkip, tc.restWhy},
 				}
-				assert.DeepEqual(t, leaves(back), want)
+				if !assert.Check(t, is.DeepEqual(leaves(back), want)) {
+					t.Fatalf("the runner's output:\n%s\nnotes: %q", out.String(), rep.Outcomes[0].Notes)
+				}
 				b1 := back.Children[0].Children[1]
 				assert.Equal(t, b1.Status, firstStatus, "the case it was in: %+v", b1)
 				assert.Equal(t, b1.Reason, tc.firstWhy)

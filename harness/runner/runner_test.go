@@ -18,6 +18,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -25,7 +26,7 @@ import (
 func fake(t *testing.T, dir, name, body string) Binary {
 	t.Helper()
 	p := filepath.Join(dir, name)
-	assert.NilError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+	assert.NilError(t, execfile.Write(p, []byte("#!/bin/sh\n"+body), 0o755))
 	return Binary{Name: name, Path: p}
 }
 
@@ -177,7 +178,7 @@ func TestMergedStream(t *testing.T) {
 				return
 			}
 			script := filepath.Join(dir, "merged.t")
-			assert.NilError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+out.String()+"EOF\n"), 0o755))
+			assert.NilError(t, execfile.Write(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+out.String()+"EOF\n"), 0o755))
 			pout, err := exec.Command(prove, "--exec", "/bin/sh", script).CombinedOutput()
 			assert.Assert(t, err != nil, "prove passed a stream with failures:\n%s", pout)
 			assert.Assert(t, !bytes.Contains(pout, []byte("Parse errors")), "prove:\n%s", pout)

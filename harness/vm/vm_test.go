@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 )
 
 func TestCheckKernelImage(t *testing.T) {
@@ -247,7 +249,7 @@ func fakeRun(t *testing.T, script string, cfg Config) (int, error, string, strin
 	}
 	dir := t.TempDir()
 	qemu := filepath.Join(dir, "qemu")
-	if err := os.WriteFile(qemu, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+	if err := execfile.Write(qemu, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	img := make([]byte, 0x400)
@@ -261,12 +263,12 @@ func fakeRun(t *testing.T, script string, cfg Config) (int, error, string, strin
 		t.Fatal(err)
 	}
 	for _, n := range []string{RunnerName, "inotify_basic", "perf_x"} {
-		if err := os.WriteFile(filepath.Join(bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		if err := execfile.Write(filepath.Join(bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bb := filepath.Join(dir, "busybox")
-	if err := os.WriteFile(bb, []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := execfile.Write(bb, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, progress bytes.Buffer

@@ -9,6 +9,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 )
 
 // The LAVA test definition's last step (scripts/lava/lava-results.sh) turns
@@ -33,7 +35,7 @@ func TestLAVADefinition(t *testing.T) {
 
 	fakeBin := t.TempDir()
 	calls := filepath.Join(fakeBin, "calls")
-	assert.NilError(t, os.WriteFile(filepath.Join(fakeBin, "lava-test-case"), []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\n"), 0o755))
+	assert.NilError(t, execfile.Write(filepath.Join(fakeBin, "lava-test-case"), []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\n"), 0o755))
 	cmd := exec.Command(filepath.Join(top, "scripts", "lava", "lava-results.sh"), res)
 	cmd.Env = append(os.Environ(), "PATH="+fakeBin+":"+os.Getenv("PATH"))
 	o, err := cmd.CombinedOutput()

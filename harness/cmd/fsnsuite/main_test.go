@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 )
 
 // binDir makes a bin/ of fake test binaries: name -> script body.
@@ -18,7 +20,7 @@ func binDir(t *testing.T, bins map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range bins {
-		assert.NilError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755))
+		assert.NilError(t, execfile.Write(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755))
 	}
 	return dir
 }

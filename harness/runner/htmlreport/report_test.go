@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/execfile"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -28,7 +29,7 @@ func sampleRun(t *testing.T) *runner.Results {
 	dir := t.TempDir()
 	write := func(name, body string) runner.Binary {
 		p := filepath.Join(dir, name)
-		assert.NilError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+		assert.NilError(t, execfile.Write(p, []byte("#!/bin/sh\n"+body), 0o755))
 		return runner.Binary{Name: name, Path: p}
 	}
 	var scale strings.Builder
