@@ -367,7 +367,7 @@ func conditions(permkill string) []condition {
 			p := want(cmd.ProcessState.ExitCode() != 0, "exit: an interrupted run exited 0")
 			st := tap.ParseString(out.String())
 			return append(p, want(len(st.Problems) == 0 && st.Plan > 0,
-				"exit/stream: incomplete after %s: plan %d, %v", unixSignalName(sig), st.Plan, st.Problems)...)
+				"exit/stream: incomplete after %s: plan %d, %v", unix.SignalName(sig), st.Plan, st.Problems)...)
 		}}
 	}
 	return []condition{
