@@ -363,8 +363,8 @@ func writeT(w *tap.Writer, t *T, fsType string) outcome {
 		w.Diagf("strict: skip counted as failure: %s", t.skipReason)
 	}
 	switch {
-	case t.failed && t.limited:
-		w.Diag("no kernel HINT: a per-user limit, not the kernel, stopped this case")
+	case t.failed && t.noHint != "":
+		w.Diag("no kernel HINT: " + t.noHint)
 	case t.failed && t.fix != nil:
 		w.Diag(t.fix.Hint())
 	}

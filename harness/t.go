@@ -47,8 +47,8 @@ type T struct {
 	cleanups   []func()
 	subs       []*T
 	finished   bool
-	frozen     bool // stopped by the watchdog or a signal: its log is closed
-	limited    bool // a failure came from a per-user limit (harness/limits)
+	frozen     bool   // stopped by the watchdog or a signal: its log is closed
+	noHint     string // why a failure prints no kernel HINT (a per-user limit, a void measurement)
 
 	fs  *fixture.FS
 	dir string
@@ -137,11 +137,21 @@ func (t *T) noteLimit(args []any) {
 	for _, a := range args {
 		if err, ok := a.(error); ok {
 			if _, ok := limits.As(err); ok {
-				t.mu.Lock()
-				t.limited = true
-				t.mu.Unlock()
+				t.NoKernelHint("a per-user limit, not the kernel, stopped this case")
 			}
 		}
+	}
+}
+
+// NoKernelHint says that the case's failures are no evidence about its
+// kernel fix (Case.Fix): the failure prints "no kernel HINT: why" instead of
+// the HINT line. For a failure a per-user limit caused (the harness calls it
+// itself), or a perf measurement whose own setup check failed.
+func (t *T) NoKernelHint(why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.noHint == "" {
+		t.noHint = why
 	}
 }
 

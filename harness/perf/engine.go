@@ -221,6 +221,8 @@ type Result struct {
 	InjectCal string `json:"inject_calibration,omitempty"`
 	// Verified holds what Verify found before and after measuring.
 	Verified []string `json:"verified,omitempty"`
+	// VerifyFailed: the check after measuring failed (the figures are void).
+	VerifyFailed bool `json:"verify_failed,omitempty"`
 	// Precision, when non-zero, is the relative half-width the gate ratio's
 	// interval must reach before a verdict stops the experiment (with -save and
 	// -baseline: a quarter of the regression threshold, so that saved results pass
@@ -403,6 +405,7 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 	what, err = e.Verify(VerifyAfter, res.Mode)
 	if err != nil {
 		res.Verified = append(res.Verified, fmt.Sprintf("verify %s: FAILED: %v", VerifyAfter, err))
+		res.VerifyFailed = true
 		res.Verdict = Fail
 		res.Reason = fmt.Sprintf("condition does not hold after measuring, the figures are void: %v", err)
 		if errors.Is(err, ErrMachineVoided) {

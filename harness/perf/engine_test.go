@@ -227,7 +227,10 @@ func TestSaveLoadBenchBaseline(t *testing.T) {
 type fakeT struct {
 	logs, errs, skips []string
 	strict            bool
+	noHint            string
 }
+
+func (f *fakeT) NoKernelHint(why string) { f.noHint = why }
 
 func (f *fakeT) Helper()                   {}
 func (f *fakeT) Logf(s string, a ...any)   { f.logs = append(f.logs, fmt.Sprintf(s, a...)) }
@@ -305,6 +308,10 @@ func TestVerify(t *testing.T) {
 	ft.check(t, 1, 0)
 	if !ft.has("verify before: one mark") || !ft.has("verify after: FAILED: fanotify fdinfo marks [], want one (gate)") {
 		t.Errorf("verify lines missing:\n%s", strings.Join(ft.logs, "\n"))
+	}
+	// The case's kernel fix is the gate's subject, not judged: no HINT.
+	if !strings.Contains(ft.noHint, "setup check failed") {
+		t.Errorf("a void measurement did not withhold the kernel HINT (NoKernelHint %q)", ft.noHint)
 	}
 	// A check the machine voided (a starved listener's queue overflowed) is
 	// undecided: a skip with the reason, never a pass, a failure under -strict.

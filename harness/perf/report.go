@@ -276,6 +276,13 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 			v, reason = worse(v, reason, gv, "baseline: "+greason)
 		}
 	}
+	if res.VerifyFailed {
+		// The measurement's setup did not hold: the figures are void,
+		// and the case's kernel fix (the gate's subject) was not judged.
+		if h, ok := t.(interface{ NoKernelHint(string) }); ok {
+			h.NoKernelHint("the measurement's own setup check failed (verify), so the gate's kernel fix was not judged")
+		}
+	}
 	if v == Info && res.Gate.DecidedBy != "" {
 		note("ratio reported; the case is gated by %s: %s", res.Gate.DecidedBy, reason)
 		return res
