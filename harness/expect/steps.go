@@ -47,6 +47,24 @@ func FanotifySteps(t FatalTB, g *fanotify.Group, fid bool, setup string, steps [
 	FanotifyQuiet(t, setup+"; after the last step", g, Quiet)
 }
 
+// FanotifyDrained drains g after the operations of did have returned (their
+// events are queued by then), compares the whole ordered list with want,
+// checks each event's fd with FanotifyFds when g reports file handles
+// (FAN_REPORT_FID or FAN_REPORT_DIR_FID: FAN_NOFD on every event), then
+// listens for the Quiet window: nothing else may arrive.
+func FanotifyDrained(t FatalTB, g *fanotify.Group, did string, want []fanotify.Event) {
+	t.Helper()
+	got, err := g.Drain()
+	if err != nil {
+		t.Fatalf("%s: reading events: %v", did, err)
+	}
+	if g.InitFlags&(unix.FAN_REPORT_FID|unix.FAN_REPORT_DIR_FID) != 0 {
+		FanotifyFds(t, did, got, true)
+	}
+	Fanotify(t, did, got, want)
+	FanotifyQuiet(t, did, g, Quiet)
+}
+
 // runSteps performs each step, then drains and compares with compare.
 func runSteps[E any](t FatalTB, setup string, steps []Step[E], drain func() ([]E, error), compare func(did string, got, want []E)) {
 	t.Helper()

@@ -500,14 +500,14 @@ func removeMountFilesystemMarks(t *harness.T) {
 			}
 			wantMark("after removing FAN_OPEN", unix.FAN_CLOSE_NOWRITE)
 			openClose(t, a, f, unix.O_RDONLY)
-			drainExpect(t, g, k.name+" mark FAN_OPEN|FAN_CLOSE_NOWRITE, FAN_OPEN removed; actor opens and closes f",
+			expect.FanotifyDrained(t, g, k.name+" mark FAN_OPEN|FAN_CLOSE_NOWRITE, FAN_OPEN removed; actor opens and closes f",
 				[]fanotify.Event{fev(unix.FAN_CLOSE_NOWRITE, a.Pid(), f)})
 			if err := g.Remove(k.flags, unix.FAN_CLOSE_NOWRITE, t.Dir()); err != nil {
 				t.Fatalf("%v", err)
 			}
 			wantMark("after removing FAN_CLOSE_NOWRITE too", 0)
 			openClose(t, a, f, unix.O_RDONLY)
-			drainExpect(t, g, k.name+" mark with every bit removed; actor opens and closes f", nil)
+			expect.FanotifyDrained(t, g, k.name+" mark with every bit removed; actor opens and closes f", nil)
 			expect.Errno(t, "FAN_MARK_REMOVE of the removed "+k.name+" mark", g.Remove(k.flags, unix.FAN_CLOSE_NOWRITE, t.Dir()), unix.ENOENT)
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
-	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -64,22 +63,11 @@ func readEfault(t *harness.T) {
 		if n := expect.Queued(t, g.Fd()); n != 0 {
 			t.Errorf("FIONREAD after the failed read: %d, want 0 (the event is consumed)", n)
 		}
-		drainExpect(t, g, "FAN_OPEN on f; actor opens f; read into an unmapped buffer", nil)
+		expect.FanotifyDrained(t, g, "FAN_OPEN on f; actor opens f; read into an unmapped buffer", nil)
 	})
 	t.Run("permission", func(t *harness.T) {
 		t.Require(feature.FanotifyPerm)
-		f := t.Path("p")
-		setup.Touch(t, f)
-		a := t.Actor()
-		g := t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
-			t.Fatalf("%v", err)
-		}
-		p, err := a.Send(actor.Op{Kind: "open", Path: f, Flags: unix.O_RDONLY})
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		waitReadable(t, g.Fd(), 10*time.Second)
+		_, a, g, p := blockedOpen(t, "p")
 		expect.Errno(t, "read of a queued FAN_OPEN_PERM into an unmapped buffer", rawRead(g.Fd()), unix.EFAULT)
 		r, err := p.Wait(10 * time.Second)
 		if err != nil {
@@ -89,7 +77,7 @@ func readEfault(t *harness.T) {
 			a.Close(r.Fd)
 		}
 		expect.Errno(t, "actor's open whose permission event could not be copied to the listener", r.Err(), unix.EPERM)
-		drainExpect(t, g, "FAN_OPEN_PERM on f; actor opens f; read into an unmapped buffer", nil)
+		expect.FanotifyDrained(t, g, "FAN_OPEN_PERM on f; actor opens f; read into an unmapped buffer", nil)
 	})
 	// The metadata fits in the mapped page, the info records do not:
 	// copy_event_to_user copies the metadata, then copy_info_records_to_user
@@ -131,7 +119,7 @@ func readEfault(t *harness.T) {
 		if n := expect.Queued(t, g.Fd()); n != 0 {
 			t.Errorf("%s: FIONREAD after the failed read: %d, want 0 (the event is consumed)", did, n)
 		}
-		drainExpect(t, g, did, nil)
+		expect.FanotifyDrained(t, g, did, nil)
 	})
 }
 
@@ -181,7 +169,7 @@ func eventFdOpenError(t *harness.T) {
 		openClose(t, a, roFile, unix.O_RDONLY)
 		_, err := unix.Read(g.Fd(), make([]byte, 4096))
 		expect.Errno(t, "read of FAN_OPEN through a read-only mount, event_f_flags O_RDWR", err, unix.EROFS)
-		drainExpect(t, g, "after the failed read", nil)
+		expect.FanotifyDrained(t, g, "after the failed read", nil)
 	})
 	t.Run("with_fd_error", func(t *harness.T) {
 		t.Require(feature.ReportFdError)

@@ -64,18 +64,18 @@ func mergeFdEvents(t *harness.T) {
 	setup := "inode marks OPEN|MODIFY|CLOSE_WRITE on f and g"
 	write(a, f)
 	write(a, f)
-	drainExpect(t, grp, setup+"; actor A writes f twice (open, write, close each)", []fanotify.Event{
+	expect.FanotifyDrained(t, grp, setup+"; actor A writes f twice (open, write, close each)", []fanotify.Event{
 		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
 	})
 	write(a, f)
 	write(b, f)
-	drainExpect(t, grp, setup+"; actor A then actor B write f", []fanotify.Event{
+	expect.FanotifyDrained(t, grp, setup+"; actor A then actor B write f", []fanotify.Event{
 		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
 		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, b.Pid(), f),
 	})
 	write(a, f)
 	write(a, g2)
-	drainExpect(t, grp, setup+"; actor A writes f then g", []fanotify.Event{
+	expect.FanotifyDrained(t, grp, setup+"; actor A writes f then g", []fanotify.Event{
 		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), f),
 		fev(unix.FAN_OPEN|unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE, a.Pid(), g2),
 	})
@@ -96,7 +96,7 @@ func mergeFidDirent(t *harness.T) {
 		dfid := expect.FID(t, dir)
 		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
 		do(t, a.Mkdir(filepath.Join(dir, "s"), 0o755), a.Mkdir(filepath.Join(dir, "t"), 0o755))
-		drainExpect(t, g, "FID group, CREATE|DELETE|ONDIR on dir; actor creates a, b, unlinks a, makes subdirs s, t", []fanotify.Event{
+		expect.FanotifyDrained(t, g, "FID group, CREATE|DELETE|ONDIR on dir; actor creates a, b, unlinks a, makes subdirs s, t", []fanotify.Event{
 			fev(unix.FAN_CREATE|unix.FAN_DELETE, a.Pid(), "", dfid),
 			fev(unix.FAN_CREATE|unix.FAN_ONDIR, a.Pid(), "", dfid),
 		})
@@ -121,7 +121,7 @@ func mergeFidDirent(t *harness.T) {
 		// fsnotify_move queues FAN_RENAME, then FAN_MOVED_FROM, then
 		// FAN_MOVED_TO; the second rename's MOVED_FROM c merges with the
 		// first's MOVED_TO c and its MOVED_TO b with b's CREATE.
-		drainExpect(t, g, "DFID_NAME group on dir; actor creates a, b, unlinks a, renames b to c and c back to b", []fanotify.Event{
+		expect.FanotifyDrained(t, g, "DFID_NAME group on dir; actor creates a, b, unlinks a, renames b to c and c back to b", []fanotify.Event{
 			fev(unix.FAN_CREATE|unix.FAN_DELETE, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "a")),
 			fev(unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "b")),
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
@@ -150,7 +150,7 @@ func mergeFidDirent(t *harness.T) {
 			return i.WithType(typ)
 		}
 		do(t, a.Rename(b, c), a.Touch(b), a.Rename(b, c))
-		drainExpect(t, g, "DFID_NAME group on dir; actor renames b to c, creates b, renames b over c", []fanotify.Event{
+		expect.FanotifyDrained(t, g, "DFID_NAME group on dir; actor renames b to c, creates b, renames b over c", []fanotify.Event{
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
 			fev(unix.FAN_MOVED_FROM|unix.FAN_CREATE, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "b")),
 			fev(unix.FAN_MOVED_TO, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_DFID_NAME, "c")),

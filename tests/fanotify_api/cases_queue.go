@@ -65,7 +65,7 @@ func fionread(t *harness.T) {
 	if n, want := expect.Queued(t, g.Fd()), 2*int(unix.FAN_EVENT_METADATA_LEN); n != want {
 		t.Errorf("FIONREAD with FAN_OPEN of f and of g queued: %d, want %d (2 x FAN_EVENT_METADATA_LEN)", n, want)
 	}
-	drainExpect(t, g, "inode marks FAN_OPEN on f and g; actor opens f then g", []fanotify.Event{
+	expect.FanotifyDrained(t, g, "inode marks FAN_OPEN on f and g; actor opens f then g", []fanotify.Event{
 		fev(unix.FAN_OPEN, a.Pid(), f), fev(unix.FAN_OPEN, a.Pid(), g2),
 	})
 	if n := expect.Queued(t, g.Fd()); n != 0 {
@@ -112,7 +112,7 @@ func readShortBuffer(t *harness.T) {
 			t.Fatalf("%v", err)
 		}
 		expect.Fanotify(t, "two FAN_OPEN queued; read with room for 1.5 events", evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
-		drainExpect(t, g, "then the rest", []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), g2)})
+		expect.FanotifyDrained(t, g, "then the rest", []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), g2)})
 	})
 	t.Run("fid_group", func(t *harness.T) {
 		t.Require(feature.ReportFID)
@@ -129,7 +129,7 @@ func readShortBuffer(t *harness.T) {
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		drainExpect(t, g, "FID group, FAN_OPEN on f; actor opens f; short read refused; then a full read",
+		expect.FanotifyDrained(t, g, "FID group, FAN_OPEN on f; actor opens f; short read refused; then a full read",
 			[]fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), "", fid)})
 	})
 }
@@ -159,18 +159,7 @@ func permWaiterKilled(t *harness.T) {
 		readFirst bool
 	}{{"before_read", false}, {"after_read", true}} {
 		t.Run(v.name, func(t *harness.T) {
-			f := t.Path(v.name)
-			setup.Touch(t, f)
-			a := t.Actor()
-			g := t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
-			if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
-				t.Fatalf("%v", err)
-			}
-			p, err := a.Send(actor.Op{Kind: "open", Path: f, Flags: unix.O_RDONLY})
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
-			waitReadable(t, g.Fd(), 10*time.Second)
+			f, a, g, p := blockedOpen(t, v.name)
 			if _, err := p.Wait(0); !errors.Is(err, actor.ErrStillBlocked) {
 				t.Fatalf("actor's open returned before any response (%v)", err)
 			}
@@ -192,13 +181,13 @@ func permWaiterKilled(t *harness.T) {
 				if n := expect.Queued(t, g.Fd()); n != 0 {
 					t.Errorf("FIONREAD after the waiter was killed: %d, want 0 (event removed from the queue)", n)
 				}
-				drainExpect(t, g, "FAN_OPEN_PERM on f; actor blocked opening f is killed before the event is read", nil)
+				expect.FanotifyDrained(t, g, "FAN_OPEN_PERM on f; actor blocked opening f is killed before the event is read", nil)
 				return
 			}
 			expect.Errno(t, "FAN_ALLOW for the read event of the killed waiter", g.Respond(ev.Fd, fanotify.Allow), 0)
 			expect.Errno(t, "a second response for it", g.Respond(ev.Fd, fanotify.Allow), unix.ENOENT)
 			g.ReleaseFd(ev.Fd)
-			drainExpect(t, g, "after the responses", nil)
+			expect.FanotifyDrained(t, g, "after the responses", nil)
 		})
 	}
 }
@@ -233,5 +222,5 @@ func readBlocksUntilEvent(t *harness.T) {
 	}
 	did := "blocking group, FAN_OPEN on f; read(2) asleep; actor opens f"
 	expect.Fanotify(t, did, evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
-	drainExpect(t, g, did+"; then", nil)
+	expect.FanotifyDrained(t, g, did+"; then", nil)
 }

@@ -6,21 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
-	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
-
-// drainExpect drains g (the operations have returned, so their events are
-// queued), compares the whole ordered list, then listens for expect.Quiet.
-func drainExpect(t *harness.T, g *fanotify.Group, did string, want []fanotify.Event) {
-	t.Helper()
-	got, err := g.Drain()
-	if err != nil {
-		t.Fatalf("%s: reading events: %v", did, err)
-	}
-	expect.Fanotify(t, did, got, want)
-	expect.FanotifyQuiet(t, did, g, expect.Quiet)
-}
 
 // fev builds an expected event.
 func fev(mask uint64, pid int, path string, info ...fanotify.Info) fanotify.Event {
@@ -54,4 +43,25 @@ func openClose(t *harness.T, a interface {
 	if err := a.Close(fd); err != nil {
 		t.Fatalf("close %s: %v", path, err)
 	}
+}
+
+// blockedOpen creates name, marks it for FAN_OPEN_PERM in a new
+// FAN_CLASS_CONTENT group and has a new actor open it read-only; it returns
+// once the permission event is queued, with the actor's open waiting for the
+// response (fanotify(7): the opener blocks until the listener answers).
+func blockedOpen(t *harness.T, name string) (f string, a *actor.Actor, g *fanotify.Group, p *actor.Pending) {
+	t.Helper()
+	f = t.Path(name)
+	setup.Touch(t, f)
+	a = t.Actor()
+	g = t.Fanotify(unix.FAN_CLASS_CONTENT, unix.O_RDONLY)
+	if err := g.Add(0, unix.FAN_OPEN_PERM, f); err != nil {
+		t.Fatalf("%v", err)
+	}
+	p, err := a.Send(actor.Op{Kind: "open", Path: f, Flags: unix.O_RDONLY})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	waitReadable(t, g.Fd(), 10*time.Second)
+	return f, a, g, p
 }

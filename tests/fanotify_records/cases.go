@@ -154,7 +154,7 @@ func renameOldNewRecords(t *harness.T) {
 			if err := a.Rename(from, to); err != nil {
 				t.Fatalf("rename %s %s: %v", from, to, err)
 			}
-			drainExpect(t, g, setup+"; actor renames src/a to dst/b", want)
+			expect.FanotifyDrained(t, g, setup+"; actor renames src/a to dst/b", want)
 		})
 	}
 }
@@ -179,13 +179,13 @@ func renameTargetFid(t *harness.T) {
 		t.Fatalf("create %s: %v", from, err)
 	}
 	child := expect.FID(t, from)
-	drainExpect(t, g, setup+"; actor creates src/a", []fanotify.Event{
+	expect.FanotifyDrained(t, g, setup+"; actor creates src/a", []fanotify.Event{
 		fev(unix.FAN_CREATE, a.Pid(), expect.DFIDName(t, src, "a").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME), child),
 	})
 	if err := a.Rename(from, to); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
-	drainExpect(t, g, setup+"; actor renames src/a to dst/b", []fanotify.Event{
+	expect.FanotifyDrained(t, g, setup+"; actor renames src/a to dst/b", []fanotify.Event{
 		fev(unix.FAN_RENAME, a.Pid(),
 			expect.DFIDName(t, src, "a").WithType(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME),
 			expect.DFIDName(t, dst, "b").WithType(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME),
@@ -213,7 +213,7 @@ func pidfdRecord(t *harness.T) {
 		if err := a.WriteFile(f, []byte("x")); err != nil {
 			t.Fatalf("write %s: %v", f, err)
 		}
-		drainExpect(t, g, "DFID_NAME|FID|PIDFD group, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD on dir; actor writes dir/f", []fanotify.Event{
+		expect.FanotifyDrained(t, g, "DFID_NAME|FID|PIDFD group, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD on dir; actor writes dir/f", []fanotify.Event{
 			fev(unix.FAN_CLOSE_WRITE, a.Pid(),
 				expect.DFIDName(t, dir, "f").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME),
 				expect.FID(t, f),
@@ -231,7 +231,7 @@ func pidfdRecord(t *harness.T) {
 		}
 		want := fev(unix.FAN_CLOSE_WRITE, a.Pid(), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())})
 		want.Path = f
-		drainExpect(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
+		expect.FanotifyDrained(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
 	})
 	t.Run("process_reaped_fd_error", func(t *harness.T) {
 		t.Require(feature.ReportFdError)
@@ -247,7 +247,7 @@ func pidfdRecord(t *harness.T) {
 		a.Kill()
 		want := fev(unix.FAN_CLOSE_WRITE, pid, fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: -int32(unix.ESRCH)})
 		want.Path = f
-		drainExpect(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{want})
+		expect.FanotifyDrained(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{want})
 	})
 	t.Run("process_reaped", func(t *harness.T) {
 		f := t.Path("gone_f")
@@ -260,7 +260,7 @@ func pidfdRecord(t *harness.T) {
 		}
 		pid := a.Pid()
 		a.Kill() // kills and reaps: the event's pid has no task left
-		drainExpect(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{
+		expect.FanotifyDrained(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{
 			fev(unix.FAN_CLOSE_WRITE, pid, expect.FID(t, f), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: unix.FAN_NOPIDFD}),
 		})
 	})
@@ -291,7 +291,7 @@ func reportTid(t *harness.T) {
 				want.Pid = int32(tid)
 			}
 			want.Path = f
-			drainExpect(t, g, fmt.Sprintf("group %s, FAN_OPEN on f; thread %d of pid %d opens f", fanotify.InitFlagsString(v.flag), tid, os.Getpid()),
+			expect.FanotifyDrained(t, g, fmt.Sprintf("group %s, FAN_OPEN on f; thread %d of pid %d opens f", fanotify.InitFlagsString(v.flag), tid, os.Getpid()),
 				[]fanotify.Event{want})
 		})
 	}
@@ -365,7 +365,7 @@ func fidHandleLength(t *harness.T) {
 	if err := a.Close(fd); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	drainExpect(t, g, "DFID_NAME|FID group, FAN_OPEN|FAN_EVENT_ON_CHILD on dir; actor opens dir/f", []fanotify.Event{
+	expect.FanotifyDrained(t, g, "DFID_NAME|FID group, FAN_OPEN|FAN_EVENT_ON_CHILD on dir; actor opens dir/f", []fanotify.Event{
 		fev(unix.FAN_OPEN, a.Pid(), dn, child),
 	})
 }
@@ -396,13 +396,13 @@ func dirFidRecords(t *harness.T) {
 		if err := a.Touch(filepath.Join(dir, "a")); err != nil {
 			t.Fatalf("create d/a: %v", err)
 		}
-		drainExpect(t, g, setup+"; actor creates d/a", []fanotify.Event{
+		expect.FanotifyDrained(t, g, setup+"; actor creates d/a", []fanotify.Event{
 			fev(unix.FAN_CREATE, a.Pid(), dfid),
 		})
 		if err := a.Mkdir(filepath.Join(dir, "s"), 0o755); err != nil {
 			t.Fatalf("mkdir d/s: %v", err)
 		}
-		drainExpect(t, g, setup+" (no FAN_ONDIR); actor makes directory d/s", nil)
+		expect.FanotifyDrained(t, g, setup+" (no FAN_ONDIR); actor makes directory d/s", nil)
 	})
 	t.Run("dir_fid_and_fid", func(t *harness.T) {
 		dir := t.Path("d2")
@@ -417,14 +417,14 @@ func dirFidRecords(t *harness.T) {
 		if err := a.WriteFile(f, []byte("x")); err != nil {
 			t.Fatalf("write d/f: %v", err)
 		}
-		drainExpect(t, g, setup+"; actor writes d/f", []fanotify.Event{
+		expect.FanotifyDrained(t, g, setup+"; actor writes d/f", []fanotify.Event{
 			fev(unix.FAN_CLOSE_WRITE, a.Pid(), dfid, expect.FID(t, f)),
 		})
 		n := filepath.Join(dir, "n")
 		if err := a.Touch(n); err != nil {
 			t.Fatalf("create d/n: %v", err)
 		}
-		drainExpect(t, g, setup+"; actor creates d/n (open O_CREAT|O_WRONLY, close)", []fanotify.Event{
+		expect.FanotifyDrained(t, g, setup+"; actor creates d/n (open O_CREAT|O_WRONLY, close)", []fanotify.Event{
 			fev(unix.FAN_CREATE, a.Pid(), dfid),
 			fev(unix.FAN_CLOSE_WRITE, a.Pid(), dfid, expect.FID(t, n)),
 		})

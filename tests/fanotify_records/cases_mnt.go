@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
@@ -62,14 +63,14 @@ func mountEventsMntRecord(t *harness.T) {
 	ev := func(mask uint64) []fanotify.Event {
 		return []fanotify.Event{{Mask: fanotify.Mask(mask), Pid: int32(os.Getpid()), Info: []fanotify.Info{rec}}}
 	}
-	drainExpect(t, g, "FAN_MARK_MNTNS on this mount namespace; mount a tmpfs on a", ev(unix.FAN_MNT_ATTACH))
+	expect.FanotifyDrained(t, g, "FAN_MARK_MNTNS on this mount namespace; mount a tmpfs on a", ev(unix.FAN_MNT_ATTACH))
 	if err := unix.Mount(a, b, "", unix.MS_MOVE, ""); err != nil {
 		t.Fatalf("move mount %s to %s: %v", a, b, err)
 	}
-	drainExpect(t, g, "then move it from a to b", ev(unix.FAN_MNT_ATTACH|unix.FAN_MNT_DETACH))
+	expect.FanotifyDrained(t, g, "then move it from a to b", ev(unix.FAN_MNT_ATTACH|unix.FAN_MNT_DETACH))
 	if err := unix.Unmount(b, 0); err != nil {
 		t.Fatalf("unmount %s: %v", b, err)
 	}
 	mounted = false
-	drainExpect(t, g, "then unmount it", ev(unix.FAN_MNT_DETACH))
+	expect.FanotifyDrained(t, g, "then unmount it", ev(unix.FAN_MNT_DETACH))
 }

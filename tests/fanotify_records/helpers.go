@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
-	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
@@ -30,24 +29,6 @@ func mark(t *harness.T, g *fanotify.Group, flags uint, mask uint64, path string)
 	}
 	t.Fatalf("%v", err)
 }
-
-// drainExpect drains g after the step that did the operation returned and
-// compares every event, then listens for expect.Quiet for anything more.
-func drainExpect(t *harness.T, g *fanotify.Group, did string, want []fanotify.Event) {
-	t.Helper()
-	got, err := g.Drain()
-	if err != nil {
-		t.Fatalf("%s: reading events: %v", did, err)
-	}
-	if g.InitFlags&fidBits != 0 {
-		expect.FanotifyFds(t, did, got, true)
-	}
-	expect.Fanotify(t, did, got, want)
-	expect.FanotifyQuiet(t, did, g, expect.Quiet)
-}
-
-// fidBits are the fanotify_init flags that make a group report file handles.
-const fidBits = unix.FAN_REPORT_FID | unix.FAN_REPORT_DIR_FID
 
 // fev builds an expected event.
 func fev(mask uint64, pid int, info ...fanotify.Info) fanotify.Event {
