@@ -351,12 +351,12 @@ func openCloseLoop(paths []string) (func(r *perf.Run) error, error) {
 			if next == len(ps) {
 				next = 0
 			}
-			fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)),
+			fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)),
 				uintptr(unix.O_RDONLY|unix.O_CLOEXEC), 0, 0, 0)
 			if e != 0 {
 				return fmt.Errorf("open %s: %w", paths[(next+len(ps)-1)%len(ps)], e)
 			}
-			if _, _, e := unix.Syscall(unix.SYS_CLOSE, fd, 0, 0); e != 0 {
+			if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0); e != 0 {
 				return fmt.Errorf("close: %w", e)
 			}
 			perf.Spin(r.Spin)

@@ -118,14 +118,14 @@ func newAdder(t *harness.T, tr *tree, mask uint32) *adder {
 // once adds and removes the watch and returns the add's latency in ns.
 func (a *adder) once(spin int) (int64, error) {
 	t0 := perf.Now()
-	wd, _, e := unix.Syscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(a.ifd), uintptr(unsafe.Pointer(a.path)), uintptr(a.mask))
+	wd, _, e := unix.RawSyscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(a.ifd), uintptr(unsafe.Pointer(a.path)), uintptr(a.mask))
 	perf.Spin(spin)
 	t1 := perf.Now()
 	if e != 0 {
 		return 0, fmt.Errorf("inotify_add_watch(mask %#x): %w", a.mask, e)
 	}
 	a.rmCalls++
-	if _, _, e := unix.Syscall(unix.SYS_INOTIFY_RM_WATCH, uintptr(a.ifd), wd, 0); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_INOTIFY_RM_WATCH, uintptr(a.ifd), wd, 0); e != 0 {
 		return 0, fmt.Errorf("inotify_rm_watch(%d): %w", wd, e)
 	}
 	return t1 - t0, nil

@@ -212,11 +212,11 @@ func (c *churn) job(id int) unix.Errno {
 	spin := int(c.spin.Load())
 	t0 := perf.ThreadCPU()
 	for i := id; i < len(paths); i += c.p {
-		wd, _, e := unix.Syscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(c.fds[i]), uintptr(unsafe.Pointer(paths[i])), watchMask)
+		wd, _, e := unix.RawSyscall(unix.SYS_INOTIFY_ADD_WATCH, uintptr(c.fds[i]), uintptr(unsafe.Pointer(paths[i])), watchMask)
 		if e != 0 {
 			return e
 		}
-		if _, _, e := unix.Syscall(unix.SYS_INOTIFY_RM_WATCH, uintptr(c.fds[i]), wd, 0); e != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_INOTIFY_RM_WATCH, uintptr(c.fds[i]), wd, 0); e != 0 {
 			return e
 		}
 		perf.Spin(spin)
