@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 	_ "unsafe" // go:linkname runtime.nanotime
 )
@@ -540,33 +541,56 @@ type calibration struct {
 	how    string  // the in-loop measurements, for the figures
 }
 
-// calBlocks is the number of blocks of each in-loop calibration step.
-const calBlocks = 12
+// calRounds is the number of calibration rounds; each round runs one block per
+// calibration k (calFactors), so the in-loop calibration is calRounds·5 blocks
+// (about 0.15 s for perf_modify_overhead's 2000-operation blocks).
+const calRounds = 30
+
+// calFactors are the calibration points, as multiples of k1 (the iteration count
+// that Spin's cost alone would give).
+var calFactors = []float64{0.5, 1, 1.5, 2, 3}
 
 // calibrate sizes the -inject work in the loop it slows down. Spin's cost alone
 // (SpinCost, a dependent chain timed on its own) is only a first guess: inside a
 // syscall loop the CPU overlaps part of the chain with the kernel's own work
 // around it (out-of-order execution; nothing serializes a syscall's entry and
-// exit), so k iterations sized from SpinCost added about half the nominal
-// fraction (a nominal 2% measured 0.9-1.5%). How much is hidden varies with the
-// machine's state: the added fraction is close to linear in k with an offset
-// (here 12, 26, 46 iterations added 0.5%, 2.0%, 4.8% in one minute, 0.9%, 2.0%
-// in another). The fraction that counts is the one the metric sees, so it is
-// measured where it happens, at three k around the target: the base against a
-// copy of itself with k iterations per operation (calBlocks blocks, median
-// paired ratio each), k1 from SpinCost, k2 = k1 scaled by nominal/measured (which
-// brackets the target when part of the chain is hidden), and k3 interpolated
-// between them; k is where the least-squares line through the three points
-// reaches the nominal fraction, kept within [0.8 k1, 4 k1] (an iteration cannot
-// cost more in the loop than alone). These blocks are thrown away; the
-// experiment proper then measures the injection afresh.
+// exit, and making the next syscall's argument depend on the chain's result did
+// not change that here), so k iterations sized from SpinCost add less than the
+// nominal fraction: the added fraction is close to linear in k with an offset
+// (4, 8, 12 iterations added about 1.0%, 2.9%, 4.5% to a 240 ns pwrite).
+//
+// The fraction that counts is the one the metric sees, so it is measured where it
+// happens: the base against a copy of itself with k iterations per operation, at
+// five k from k1/2 to 3·k1, in calRounds interleaved rounds (one block per k each
+// round, so a change of machine state hits every k alike). Each k's added fraction
+// is the median of its paired block ratios; k is where the robust line through the
+// five points (Theil-Sen: the median of the pairwise slopes) reaches the nominal
+// fraction, kept within [0.8·k1, 4·k1] (an iteration cannot cost more in the loop
+// than alone). A first version fitted three points of 12 blocks each, placed one
+// after another; its points moved by up to 2.4% between runs (8 iterations: 0.47%
+// and 2.87%), and one CI run injected 0.82% for a nominal 2%. These blocks are
+// thrown away; the experiment proper then measures the injection afresh.
 func (m *meter) calibrate(base *Condition, metric string, frac float64) (calibration, error) {
-	added := func(k int) (float64, error) {
-		var ratios []float64
-		for b := 0; b < calBlocks; b++ {
+	cal := calibration{iterNs: SpinCost()}
+	baseVal, err := m.baseline(base, metric)
+	if err != nil {
+		return cal, err
+	}
+	k1 := max(1, int(math.Round(frac*baseVal/cal.iterNs)))
+	var ks []int
+	for _, f := range calFactors {
+		k := max(1, int(math.Round(f*float64(k1))))
+		if len(ks) == 0 || k != ks[len(ks)-1] {
+			ks = append(ks, k)
+		}
+	}
+	ratios := make([][]float64, len(ks))
+	for r := 0; r < calRounds; r++ {
+		for i, k := range ks {
+			b := r*len(ks) + i
 			recs, err := m.block([2]*Condition{base, base}, [2]int{0, k}, b)
 			if err != nil {
-				return 0, err
+				return cal, err
 			}
 			// recs[0] is the condition that led the block: index b%2.
 			plain, spun := recs[0].Values[metric], recs[1].Values[metric]
@@ -574,68 +598,48 @@ func (m *meter) calibrate(base *Condition, metric string, frac float64) (calibra
 				plain, spun = spun, plain
 			}
 			if plain > 0 {
-				ratios = append(ratios, spun/plain)
+				ratios[i] = append(ratios[i], spun/plain)
 			}
 		}
-		return Median(ratios) - 1, nil
 	}
-	cal := calibration{iterNs: SpinCost()}
-	baseVal, err := m.baseline(base, metric)
-	if err != nil {
-		return cal, err
+	as := make([]float64, len(ks))
+	pts := make([]string, len(ks))
+	for i := range ks {
+		as[i] = Median(ratios[i]) - 1
+		pts[i] = fmt.Sprintf("%d: %.2f%%", ks[i], 100*as[i])
 	}
-	k1 := max(1, int(math.Round(frac*baseVal/cal.iterNs)))
 	lo, hi := max(1, int(math.Ceil(0.8*float64(k1)))), 4*k1
-	clamp := func(k float64) int { return min(hi, max(lo, int(math.Round(k)))) }
-	ks := []int{k1}
-	as := make([]float64, 0, 3)
-	a1, err := added(k1)
-	if err != nil {
-		return cal, err
+	cal.k = k1
+	if slope, icept, ok := theilSen(ks, as); ok && slope > 0 {
+		cal.k = min(hi, max(lo, int(math.Round((frac-icept)/slope))))
 	}
-	as = append(as, a1)
-	k2 := hi
-	if a1 > 0 {
-		k2 = clamp(float64(k1) * frac / a1)
-	}
-	a2, err := added(k2)
-	if err != nil {
-		return cal, err
-	}
-	ks, as = append(ks, k2), append(as, a2)
-	k3 := k2
-	if a2 > a1 && k2 != k1 {
-		k3 = clamp(float64(k1) + (frac-a1)*float64(k2-k1)/(a2-a1))
-	}
-	a3, err := added(k3)
-	if err != nil {
-		return cal, err
-	}
-	ks, as = append(ks, k3), append(as, a3)
-	cal.k = k3
-	if slope, icept, ok := lineFit(ks, as); ok && slope > 0 {
-		cal.k = clamp((frac - icept) / slope)
-	}
-	cal.how = fmt.Sprintf("in the loop %d, %d, %d iterations added %.2f%%, %.2f%%, %.2f%%: %d for %.2f%%",
-		k1, k2, k3, 100*a1, 100*a2, 100*a3, cal.k, 100*frac)
+	cal.how = fmt.Sprintf("in the loop (iterations: added, median of %d blocks) %s: %d for %.2f%%",
+		calRounds, strings.Join(pts, ", "), cal.k, 100*frac)
 	return cal, nil
 }
 
-// lineFit is the least-squares line y = slope*x + icept through the points; ok is
-// false when the x are all equal.
-func lineFit(xs []int, ys []float64) (slope, icept float64, ok bool) {
-	n := float64(len(xs))
-	var sx, sy, sxx, sxy float64
-	for i, x := range xs {
-		fx := float64(x)
-		sx, sy, sxx, sxy = sx+fx, sy+ys[i], sxx+fx*fx, sxy+fx*ys[i]
+// theilSen is the Theil-Sen line y = slope*x + icept through the points: the
+// median of the slopes of all pairs with distinct x, and the median of y - slope*x.
+// One wild point moves it little, unlike a least-squares line. ok is false when
+// the x are all equal.
+func theilSen(xs []int, ys []float64) (slope, icept float64, ok bool) {
+	var slopes []float64
+	for i := range xs {
+		for j := i + 1; j < len(xs); j++ {
+			if xs[i] != xs[j] {
+				slopes = append(slopes, (ys[j]-ys[i])/float64(xs[j]-xs[i]))
+			}
+		}
 	}
-	d := n*sxx - sx*sx
-	if d == 0 {
+	if len(slopes) == 0 {
 		return 0, 0, false
 	}
-	slope = (n*sxy - sx*sy) / d
-	return slope, (sy - slope*sx) / n, true
+	slope = Median(slopes)
+	rest := make([]float64, len(xs))
+	for i, x := range xs {
+		rest[i] = ys[i] - slope*float64(x)
+	}
+	return slope, Median(rest), true
 }
 
 // baseline returns the median of the base condition's metric over a few blocks
@@ -861,7 +865,10 @@ var spinSink uint64
 
 // Spin does n iterations of a dependent multiply-add chain: work of a known,
 // stable size (about one nanosecond per iteration) that the compiler cannot remove.
-// It is the extra work of -inject.
+// It is the extra work of -inject. (A one-cycle add chain would size a 2%
+// injection more finely, but inside a syscall loop its iterations cost about
+// twice as much as alone, which breaks calibrate's bounds; the multiply-add
+// chain costs at most what it costs alone.)
 func Spin(n int) {
 	if n <= 0 {
 		return
