@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
-	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // childLimit is the limit set in the child namespace: small, so the case is
@@ -65,10 +62,23 @@ var cases = []harness.Case{
 	},
 }
 
-// checkLimit runs the child for limit kind in a new user namespace (root
-// mapped to root) and checks its report: exactly childLimit objects, then the
-// limit's errno (inc_ucount lets the count reach the maximum, not pass it),
-// then one more after releasing the first (dec_ucount when an object goes).
+// checkLimit runs the child for limit kind in a new user namespace and checks
+// its report: exactly childLimit objects, then the limit's errno (inc_ucount
+// lets the count reach the maximum, not pass it), then one more after
+// releasing the first (dec_ucount when an object goes).
+//
+// inc_ucount (kernel/ucount.c) charges an object to its user in its own
+// namespace and, on the way up, to the namespace's creator in each parent
+// (ns->ucounts), checking each level's maximum. A namespace created by root
+// would charge the child's objects to root in the initial namespace too, where
+// other programs (another suite, a daemon) may hold nearly all of
+// max_user_instances or max_user_groups: the count would stop early for a
+// reason that is not the limit under test. So the namespace is created by a
+// uid that no process uses (idleUID): a creator process runs as that uid and
+// starts the child in a new user namespace mapping root to itself, and every
+// level's count starts at zero. Where an unprivileged user may not create a
+// user namespace (EPERM: a distribution's policy), the creator reports it and
+// root creates the namespace as before; the log says so.
 func checkLimit(t *harness.T, kind string) {
 	l := limits[kind]
 	dir := t.TempDir()
@@ -77,25 +87,32 @@ func checkLimit(t *harness.T, kind string) {
 			t.Fatalf("setup: %v", err)
 		}
 	}
-	cmd := reexec.Command(roleChild, "", kind, dir, strconv.Itoa(childLimit))
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  unix.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
+	// The child reaches the files through the directory's descriptor
+	// (/proc/self/fd/3 jumps past the workspace's ancestors, which the
+	// idle uid may not search); the directory itself is 0755.
+	dirFile, err := os.Open(dir)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
 	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	defer dirFile.Close()
+	args := []string{kind, "/proc/self/fd/3", strconv.Itoa(childLimit)}
+	hint := " (the count starts at zero at every level of the namespace chain: an earlier failure is the kernel's)"
+	out, errOut, err := runUnderIdleUID(dirFile, args)
+	if errors.Is(err, errNoUnprivUserns) {
+		hint = " (root created the namespace: an earlier failure can also mean root's limit in the initial namespace is nearly used up by other programs)"
+		t.Logf("an unprivileged user cannot create a user namespace here (%v): root creates it, so root's own counts in the initial namespace apply too", err)
+		out, errOut, err = runUnderRoot(dirFile, args)
+	}
+	if err != nil {
 		var en unix.Errno
 		if errors.As(err, &en) && (en == unix.EPERM || en == unix.EINVAL || en == unix.ENOSPC || en == unix.EUSERS) {
 			t.Skipf("user namespaces unavailable: clone(CLONE_NEWUSER): %s (kernel without CONFIG_USER_NS, or user.max_user_namespaces reached)", unix.ErrnoName(en))
 		}
-		t.Fatalf("child in a new user namespace: %v; stderr: %s", err, errOut.String())
+		t.Fatalf("child in a new user namespace: %v; stderr: %s", err, errOut)
 	}
 	var rep childReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("child report %q: %v; stderr: %s", out.String(), err, errOut.String())
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("child report %q: %v; stderr: %s", out, err, errOut)
 	}
 	if rep.Setup != "" {
 		t.Fatalf("child: %s", rep.Setup)
@@ -103,9 +120,8 @@ func checkLimit(t *harness.T, kind string) {
 	did := fmt.Sprintf("new user namespace, user.%s = %d; make objects until one fails", l.sysctl, childLimit)
 	want := unix.ErrnoName(l.errno)
 	if rep.Made != childLimit || rep.Errno != want {
-		hint := ""
-		if rep.Made < childLimit {
-			hint = " (an earlier failure can also mean root's limit in the initial namespace is nearly used up by other programs)"
+		if rep.Made >= childLimit {
+			hint = ""
 		}
 		t.Errorf("%s: made %d then %q, want %d then %s%s", did, rep.Made, rep.Errno, childLimit, want, hint)
 		return

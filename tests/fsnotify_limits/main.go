@@ -10,11 +10,10 @@
 // (max_inotify_instances, max_inotify_watches, max_fanotify_groups,
 // max_fanotify_marks), checked by the same inc_ucount call on the way up the
 // namespace chain. Each case runs a child of this binary in a new user
-// namespace, where no other program holds any of these objects, and lowers
+// namespace, created by an otherwise unused uid (userns.go) so that no other
+// program holds any of these objects at any level of the chain, and lowers
 // the child namespace's limit only: the count starts at zero, the expected
 // number is exact, and no machine-wide setting changes while other suites run.
-// (The objects also count against the initial namespace's limits for root,
-// by one more than the child's limit at most.)
 package main
 
 import (
@@ -29,6 +28,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
 		Cases:       cases,
-		Roles:       map[string]func([]string) int{roleChild: runChild, roleFdTable: func([]string) int { return runFdTableChild() }},
+		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }},
 	})
 }
