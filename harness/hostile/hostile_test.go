@@ -318,6 +318,41 @@ func want(cond bool, format string, args ...any) []string {
 	return []string{fmt.Sprintf(format, args...)}
 }
 
+// holdRootLimits makes inotify instances and fanotify groups in this (root)
+// process until the kernel refuses one, then closes free of each, and returns a
+// function that closes the rest and a description of what is held.
+func holdRootLimits(free int) (release func(), held string, err error) {
+	var ino, fan []int
+	release = func() {
+		for _, fd := range append(ino, fan...) {
+			unix.Close(fd)
+		}
+	}
+	for len(ino) < 1<<16 {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err != nil {
+			break
+		}
+		ino = append(ino, fd)
+	}
+	for len(fan) < 1<<16 {
+		fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC, unix.O_RDONLY)
+		if err != nil {
+			break
+		}
+		fan = append(fan, fd)
+	}
+	if len(ino) < free || len(fan) < free {
+		release()
+		return nil, "", fmt.Errorf("hold root's limits: made %d inotify instances and %d fanotify groups", len(ino), len(fan))
+	}
+	for _, fd := range append(ino[len(ino)-free:], fan[len(fan)-free:]...) {
+		unix.Close(fd)
+	}
+	ino, fan = ino[:len(ino)-free], fan[:len(fan)-free]
+	return release, fmt.Sprintf("%d inotify instances and %d fanotify groups", len(ino), len(fan)), nil
+}
+
 func userns() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
@@ -520,6 +555,20 @@ func conditions(permkill string) []condition {
 				time.Sleep(20 * time.Millisecond)
 			}
 			return want(!fixture.ProcessAlive(blocked), "leftover: pid %d still blocked on its permission event 2s after SIGKILL", blocked)
+		}},
+		{name: "root_limits_nearly_used", run: func(h *h) []string {
+			// Another program holds all but two of root's inotify
+			// instances and fanotify groups (fs.inotify.max_user_instances,
+			// fs.fanotify.max_user_groups): fsnotify_limits must still
+			// count exactly, its namespaces being charged to an idle uid.
+			release, held, err := holdRootLimits(2)
+			if err != nil {
+				return []string{"setup: " + err.Error()}
+			}
+			defer release()
+			r := h.run(60*time.Second, nil, h.binary("fsnotify_limits"))
+			p := audit(r)
+			return append(p, want(!r.hung && r.code == 0, "exit: fsnotify_limits with %s held by another program: status %d%s", held, r.code, failedNames(r))...)
 		}},
 		{name: "two_suites_parallel", run: func(h *h) []string {
 			var wg sync.WaitGroup
