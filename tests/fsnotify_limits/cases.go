@@ -77,8 +77,10 @@ var cases = []harness.Case{
 // uid that no process uses (idleUID): a creator process runs as that uid and
 // starts the child in a new user namespace mapping root to itself, and every
 // level's count starts at zero. Where an unprivileged user may not create a
-// user namespace (EPERM: a distribution's policy), the creator reports it and
-// root creates the namespace as before; the log says so.
+// user namespace (EPERM: a distribution's policy), the creator reports it, and
+// where the idle uid may not execute this binary (EACCES: built under umask
+// 077) the exec fails; either way root creates the namespace as before and the
+// log says so.
 func checkLimit(t *harness.T, kind string) {
 	l := limits[kind]
 	dir := t.TempDir()
@@ -100,7 +102,7 @@ func checkLimit(t *harness.T, kind string) {
 	out, errOut, err := runUnderIdleUID(dirFile, args)
 	if errors.Is(err, errNoUnprivUserns) {
 		hint = " (root created the namespace: an earlier failure can also mean root's limit in the initial namespace is nearly used up by other programs)"
-		t.Logf("an unprivileged user cannot create a user namespace here (%v): root creates it, so root's own counts in the initial namespace apply too", err)
+		t.Logf("%v: root creates the namespace instead, so root's own counts in the initial namespace apply too", err)
 		out, errOut, err = runUnderRoot(dirFile, args)
 	}
 	if err != nil {

@@ -25,8 +25,10 @@ const roleCreator = "limits_creator"
 // namespace; its stderr then names the errno.
 const exitNoUserns = 86
 
-// errNoUnprivUserns: an unprivileged user may not create a user namespace here.
-var errNoUnprivUserns = errors.New("unprivileged user namespaces refused")
+// errNoUnprivUserns: the idle uid cannot do its part here: an unprivileged user
+// may not create a user namespace, or may not execute this binary (built with
+// a umask that leaves others no x bit).
+var errNoUnprivUserns = errors.New("the idle uid cannot create the namespace")
 
 // idleBase is where idleUID starts looking: far above the uids and the
 // subordinate ranges (/etc/subuid) that distributions hand out.
@@ -93,6 +95,9 @@ func runUnderIdleUID(dir *os.File, args []string) (out, errOut []byte, err error
 	var xe *exec.ExitError
 	if errors.As(err, &xe) && xe.ExitCode() == exitNoUserns {
 		return nil, e.Bytes(), fmt.Errorf("uid %d: %s: %w", uid, strings.TrimSpace(e.String()), errNoUnprivUserns)
+	}
+	if errors.Is(err, unix.EACCES) {
+		return nil, e.Bytes(), fmt.Errorf("uid %d: exec %s: %v: %w", uid, os.Args[0], err, errNoUnprivUserns)
 	}
 	if err != nil {
 		return o.Bytes(), e.Bytes(), fmt.Errorf("creator as uid %d: %w", uid, err)
