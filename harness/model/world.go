@@ -207,22 +207,27 @@ func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 		bits |= fsOnChild
 	}
 	oneshot := mask&unix.IN_ONESHOT != 0
+	// inotify_arg_to_flags: IN_EXCL_UNLINK and IN_ONESHOT become mark
+	// flags, replaced with the mask (or ORed in with IN_MASK_ADD) by
+	// inotify_update_existing_watch.
+	excl := mask&unix.IN_EXCL_UNLINK != 0
 	i, m := w.find(g, LocSelf, obj)
 	if m != nil {
 		nm := *m
 		// inotify_update_existing_watch: without IN_MASK_ADD the mask and
 		// the flags are replaced.
 		if mask&unix.IN_MASK_ADD == 0 || k.faulty(FaultInotifyMaskAddReplaces) {
-			nm.Mask, nm.Oneshot = 0, false
+			nm.Mask, nm.Oneshot, nm.ExclUnlink = 0, false, false
 		}
 		k.hit(RuleInotifyMaskAdd)
 		nm.Mask |= bits
 		nm.Oneshot = nm.Oneshot || oneshot
+		nm.ExclUnlink = nm.ExclUnlink || excl
 		w.marks[i] = &nm
 		return nm.Wd, 0
 	}
 	w.nextWd[g]++
-	nm := &Mark{Group: g, Loc: LocSelf, Obj: obj, Inotify: true, Mask: bits, Wd: w.nextWd[g], Oneshot: oneshot}
+	nm := &Mark{Group: g, Loc: LocSelf, Obj: obj, Inotify: true, Mask: bits, Wd: w.nextWd[g], Oneshot: oneshot, ExclUnlink: excl}
 	w.marks = append(w.marks, nm)
 	return nm.Wd, 0
 }
@@ -255,6 +260,10 @@ type Hook struct {
 	// NoPath: dirent events are reported with a dentry, not a path
 	// (fsnotify_name with FSNOTIFY_EVENT_DENTRY): no mount mark is visited.
 	NoPath bool
+	// Unlinked: an event on a path (FSNOTIFY_EVENT_PATH: fsnotify_file
+	// through an open file) whose dentry was unlinked (d_unlinked); an
+	// inotify watch with IN_EXCL_UNLINK drops it.
+	Unlinked bool
 }
 
 // Ops are the file operations the model knows, with the kind of object
@@ -262,6 +271,7 @@ type Hook struct {
 var Ops = map[string]string{
 	"read": "file", "write": "file", "chmod": "", "opendir": "dir",
 	"create": "file", "unlink": "file", "mkdir": "dir", "rmdir": "dir",
+	"unlinkrw": "file",
 }
 
 // hooks returns the errno of an operation of the actor on obj and the
@@ -285,6 +295,24 @@ var Ops = map[string]string{
 //     fsnotify_inoderemove FS_DELETE_SELF and the inode's marks go
 //     (inotify: IN_IGNORED); fsnotify_delete FS_DELETE on the directory.
 //   - rmdir: the same without the link count FS_ATTRIB, with FS_ISDIR.
+//   - unlinkrw (an unlinked child used through an open file): open(O_RDWR)
+//     FS_OPEN_PERM, FS_OPEN; unlink(2) as above, except that the open
+//     file holds the dentry: d_delete only drops it (__d_drop, the dentry
+//     is not the last reference) and FS_DELETE_SELF waits for the last
+//     dput; read(2) of one byte at offset 0 FS_ACCESS_PERM, FS_ACCESS (not
+//     from a file with no data); write(2) twice, FS_MODIFY twice; close
+//     FS_CLOSE_WRITE, then the dput of the last reference ->
+//     dentry_unlink_inode -> fsnotify_inoderemove FS_DELETE_SELF, and the
+//     inode's marks go. The last reference is __fput's, or that of a
+//     queued event of an fd-reporting fanotify group (it holds the path:
+//     fanotify_alloc_path_event), freed when the group is read; the
+//     explorer reads those groups first, so either way FS_DELETE_SELF
+//     comes last in the step. The events through the open file after the unlink
+//     carry the unlinked path (Unlinked): the dentry keeps its name and
+//     its parent (d_parent), so __fsnotify_parent still notifies the
+//     directory (inotify(7) IN_EXCL_UNLINK: "By default, when watching
+//     events on the children of a directory, events are generated for
+//     children even after they have been unlinked from the directory").
 //
 // Events on a directory carry FS_ISDIR (fsnotify_parent and fsnotify_inode
 // add it). An operation on a missing object is ENOENT; create and mkdir of
@@ -312,6 +340,29 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 		return unix.ENOENT, nil
 	}
 	switch op {
+	case "unlinkrw":
+		if isDir {
+			return unix.EISDIR, nil // open(O_RDWR) of a directory
+		}
+		k := w.K
+		out := []Hook{{Ev: unix.FAN_OPEN_PERM, Obj: obj}, {Ev: unix.FAN_OPEN, Obj: obj},
+			{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true}}
+		if k.faulty(FaultDeleteSelfAtUnlink) {
+			out = append(out, Hook{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true})
+		}
+		out = append(out, Hook{Ev: unix.FAN_DELETE, Obj: parent, Name: name, NoPath: true},
+			Hook{Ev: unix.FAN_ACCESS_PERM, Obj: obj, Unlinked: true})
+		if !w.empty[obj] {
+			out = append(out, Hook{Ev: unix.FAN_ACCESS, Obj: obj, Unlinked: true})
+		}
+		out = append(out, Hook{Ev: unix.FAN_MODIFY, Obj: obj, Unlinked: true},
+			Hook{Ev: unix.FAN_MODIFY, Obj: obj, Unlinked: true},
+			Hook{Ev: unix.FAN_CLOSE_WRITE, Obj: obj, Unlinked: true})
+		if !k.faulty(FaultDeleteSelfAtUnlink) {
+			k.hit(RuleUnlinkedOpen)
+			out = append(out, Hook{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true})
+		}
+		return 0, out
 	case "unlink":
 		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true},
 			{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true},
@@ -371,7 +422,7 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 		delete(w.empty, obj)
 	case op == "mkdir":
 		w.nodes[obj] = true
-	case op == "unlink", op == "rmdir":
+	case op == "unlink", op == "rmdir", op == "unlinkrw":
 		delete(w.nodes, obj)
 		delete(w.empty, obj)
 	}
@@ -518,6 +569,9 @@ func (w *World) deliver(h Hook) []Event {
 		case m.Obj == h.Obj:
 			return LocSelf, true
 		case m.Obj == parent && h.Name == "" && !h.InodeOnly:
+			if h.Unlinked && k.faulty(FaultUnlinkedNotToParent) {
+				return 0, false
+			}
 			return LocParent, true
 		}
 		return 0, false
@@ -592,6 +646,14 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 	for _, pass := range []Loc{LocParent, LocSelf} {
 		for _, v := range vs {
 			if v.role != pass || h.Ev&v.m.Mask == 0 {
+				continue
+			}
+			// fsnotify_handle_inode_event: "if ((inode_mark->flags &
+			// FSNOTIFY_MARK_FLAG_EXCL_UNLINK) && path &&
+			// d_unlinked(path->dentry)) return 0;" - for the parent's
+			// watch and the child's own alike (inotify(7) IN_EXCL_UNLINK).
+			if v.m.ExclUnlink && h.Unlinked && !k.faulty(FaultExclUnlinkIgnored) {
+				k.hit(RuleInotifyExclUnlink)
 				continue
 			}
 			if pass == LocSelf && sentParent && k.faulty(FaultInotifyParentOnly) {
@@ -672,12 +734,19 @@ func Fold(evs []Event) []Event {
 // events of one step in the order of the fsnotify calls, a parent's watch
 // before the child's own (fsnotify_handle_event), through one queue per
 // instance: that order is compared exactly.
-func InotifyMerge(kinds []GroupKind, evs []Event) []Event {
+func InotifyMerge(kinds []GroupKind, evs []Event) []Event { return Fixed.InotifyMerge(kinds, evs) }
+
+// InotifyMerge is the package-level InotifyMerge under this kernel (its fault, its coverage).
+func (k Kernel) InotifyMerge(kinds []GroupKind, evs []Event) []Event {
+	if k.faulty(FaultInotifyNoCoalesce) {
+		return evs
+	}
 	var out []Event
 	tail := map[int]int{} // group -> index in out of its queue's tail
 	for _, e := range evs {
 		if kinds[e.Group].Inotify {
 			if i, ok := tail[e.Group]; ok && out[i] == e && e.Mask&unix.IN_IGNORED == 0 {
+				k.hit(RuleInotifyCoalesce)
 				continue
 			}
 			tail[e.Group] = len(out)

@@ -104,7 +104,7 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 				res = errnoText(e)
 			}
 		}
-		out[i] = observe(kinds, res, model.InotifyMerge(kinds, evs))
+		out[i] = observe(kinds, res, k.InotifyMerge(kinds, evs))
 		if k.Cov != nil {
 			k.Cov.EndPath()
 		}

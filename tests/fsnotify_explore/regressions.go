@@ -210,4 +210,36 @@ var regressions = []regression{
 			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x400, Obj: ""},           // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_DELETE_SELF, <fs root>)
 			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "s/h"}, // actor rename g -> s/h
 		}}},
+	{
+		Name:    "witness_excl_unlink_ignored",
+		Doc:     "a directory watch with IN_EXCL_UNLINK gets no event of a child used through an open file after its unlink (inotify(7) IN_EXCL_UNLINK; fsnotify_handle_inode_event: d_unlinked)",
+		Witness: model.FaultExclUnlinkIgnored,
+		Scenario: Scenario{Seed: 10, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x4000008, Obj: "."}, // g0 inotify_add_watch(., IN_CLOSE_WRITE|IN_EXCL_UNLINK)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},    // actor unlinkrw f
+		}}},
+	{
+		Name:    "witness_unlinked_child_not_to_parent",
+		Doc:     "a directory watch without IN_EXCL_UNLINK still gets the events of a child used through an open file after its unlink (inotify(7) IN_EXCL_UNLINK: \"by default ... events are generated for children even after they have been unlinked\")",
+		Witness: model.FaultUnlinkedNotToParent,
+		Scenario: Scenario{Seed: 62, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x8, Obj: "."},    // g0 inotify_add_watch(., IN_CLOSE_WRITE)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"}, // actor unlinkrw g
+		}}},
+	{
+		Name:    "witness_delete_self_at_unlink_while_open",
+		Doc:     "a file unlinked while open keeps its watch until the last close: IN_CLOSE_WRITE, then IN_DELETE_SELF's IN_IGNORED (d_delete leaves the inode to the last dput -> fsnotify_inoderemove)",
+		Witness: model.FaultDeleteSelfAtUnlink,
+		Scenario: Scenario{Seed: 10, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x8, Obj: "f"},    // g0 inotify_add_watch(f, IN_CLOSE_WRITE)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f
+		}}},
+	{
+		Name:    "witness_inotify_no_coalesce",
+		Doc:     "two successive identical IN_MODIFY of one child are coalesced into one event (inotify(7); inotify_merge, event_compare)",
+		Witness: model.FaultInotifyNoCoalesce,
+		Scenario: Scenario{Seed: 62, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "."},    // g0 inotify_add_watch(., IN_MODIFY)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"}, // actor unlinkrw g
+		}}},
 }

@@ -46,7 +46,7 @@ var kindsByName = map[string]model.GroupKind{
 // Step is one step of a scenario: a mark call, an inotify watch call, or a
 // file operation by the actor.
 type Step struct {
-	Op    string // "mark", "watch", "rmwatch", or an actor operation: read, write, opendir, chmod
+	Op    string // "mark", "watch", "rmwatch", or an actor operation (model.Ops, rename)
 	Group int    `json:",omitempty"`
 	Flags uint   `json:",omitempty"` // fanotify_mark(2) flags
 	Mask  uint32 `json:",omitempty"` // fanotify mask, or inotify mask with IN_MASK_ADD / IN_ONESHOT
@@ -84,6 +84,9 @@ func (st Step) String() string {
 		return fmt.Sprintf("g%d inotify_add_watch(%s, %s)", st.Group, st.Obj, inotify.Mask(st.Mask))
 	case "rmwatch":
 		return fmt.Sprintf("g%d inotify_rm_watch(wd of %s)", st.Group, st.Obj)
+	}
+	if st.Op == "unlinkrw" {
+		return fmt.Sprintf("actor unlinkrw %s (open O_RDWR, unlink, read 1 byte, write twice, close)", st.Obj)
 	}
 	if st.Op == "rename" {
 		return fmt.Sprintf("actor rename %s -> %s", st.Obj, st.To)
@@ -194,6 +197,18 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			s.Steps = append(s.Steps, Step{Op: "mark", Group: other, Flags: unix.FAN_MARK_ADD, Obj: d, Mask: unix.FAN_EVENT_ON_CHILD | pick(r, fanEvents)})
 		}
 	}
+	if gi := slicesIndex(s.Groups, "inotify"); gi >= 0 && len(s.Steps) < 2 && r.Intn(4) == 0 {
+		// An inotify watch on a directory for what an open file does, half
+		// the time with IN_EXCL_UNLINK: a child unlinked while open
+		// (unlinkrw) then shows whether its events still reach the
+		// directory, and its two writes whether identical successive
+		// events are coalesced (inotify(7)).
+		st := Step{Op: "watch", Group: gi, Obj: pick(r, []string{".", "s"}), Mask: unix.IN_MODIFY | unix.IN_ACCESS | unix.IN_CLOSE_WRITE | unix.IN_MOVE_SELF}
+		if r.Intn(2) == 0 {
+			st.Mask |= unix.IN_EXCL_UNLINK
+		}
+		s.Steps = append(s.Steps, st)
+	}
 	for i := len(s.Steps); i < steps; i++ {
 		g := r.Intn(n)
 		if r.Intn(100) < 60 {
@@ -207,6 +222,15 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		s.Steps = append(s.Steps, genAct(r, s.Steps, exists))
 	}
 	return s
+}
+
+func slicesIndex(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
@@ -291,6 +315,32 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 			return Step{Op: "write", Obj: pick(r, kids)}
 		}
 	}
+	if w, ok := earlier(r, prev, "watch"); ok && r.Intn(6) == 0 {
+		// A watched file, or a file child of a watched directory,
+		// unlinked while open (IN_EXCL_UNLINK, the parent's view of an
+		// unlinked child, FS_DELETE_SELF at the last close).
+		var files []string
+		for _, k := range append([]string{w.Obj}, children[w.Obj]...) {
+			if exists[k] && !isDirName[k] {
+				files = append(files, k)
+			}
+		}
+		if len(files) > 0 {
+			st := Step{Op: "unlinkrw", Obj: pick(r, files)}
+			delete(exists, st.Obj)
+			return st
+		}
+	}
+	if w, ok := earlier(r, prev, "watch", "mark"); ok && w.Mask&unix.IN_MOVE_SELF != 0 && w.Obj != "." && exists[w.Obj] && r.Intn(3) == 0 {
+		// A rename of an object watched (or marked) for its own move
+		// (IN_MOVE_SELF = FAN_MOVE_SELF): FS_MOVE_SELF on the inode.
+		to := map[string]string{"f": "s/n", "g": "s/h", "n": "s/n", "s/h": "g", "s/n": "n", "s": "e", "e": "s", "s/e": "e"}[w.Obj]
+		if (!exists[to] || !isDirName[to]) && exists[parentName(to)] {
+			delete(exists, w.Obj)
+			exists[to] = true
+			return Step{Op: "rename", Obj: w.Obj, To: to}
+		}
+	}
 	st := Step{Obj: obj}
 	if r.Intn(3) == 0 {
 		// Change the tree: make a new name, or remove one.
@@ -317,6 +367,12 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 			}
 		case x < 7 && !isDirName[obj]:
 			st.Op = "unlink"
+			if r.Intn(2) == 0 {
+				// Unlinked while open, then read, written and closed:
+				// the child's events after the unlink (IN_EXCL_UNLINK,
+				// the parent still notified, FS_DELETE_SELF at close).
+				st.Op = "unlinkrw"
+			}
 		case obj != "." && isDirName[obj]:
 			st.Op = "rmdir"
 		}
@@ -335,7 +391,7 @@ func genAct(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 	switch st.Op {
 	case "create", "mkdir":
 		exists[st.Obj] = ok
-	case "unlink":
+	case "unlink", "unlinkrw":
 		delete(exists, st.Obj)
 	case "rename":
 		if exists[st.Obj] && exists[parentName(st.To)] {
@@ -504,6 +560,9 @@ func genWatch(r *rand.Rand, g int, prev []Step) Step {
 		if st.Mask == 0 {
 			st.Mask = unix.IN_OPEN
 		}
+	}
+	if r.Intn(4) == 0 {
+		st.Mask |= unix.IN_EXCL_UNLINK
 	}
 	return st
 }
