@@ -48,6 +48,7 @@ const (
 	RuleUnlinkedOpen          = "d_delete: an unlinked file held open gets FS_DELETE_SELF at the last dput, not at unlink"
 	RuleInotifyExclUnlink     = "fsnotify_handle_inode_event: IN_EXCL_UNLINK drops events on an unlinked path"
 	RuleInotifyCoalesce       = "inotify_merge: an event equal to the queue's tail is coalesced"
+	RuleLink                  = "fsnotify_link: FS_ATTRIB on the inode (link count), FS_CREATE on the new directory"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -61,6 +62,7 @@ var Rules = []string{
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
 	RuleParentMarkNotWatching, RuleUnlinkedOpen, RuleInotifyExclUnlink, RuleInotifyCoalesce,
+	RuleLink,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -157,6 +159,7 @@ const (
 	FaultUnlinkedNotToParent      = "unlinked_child_not_to_parent"
 	FaultDeleteSelfAtUnlink       = "delete_self_at_unlink_while_open"
 	FaultInotifyNoCoalesce        = "inotify_no_coalesce"
+	FaultLinkNoAttrib             = "link_without_attrib"
 )
 
 // Fault describes one model fault.
@@ -192,6 +195,7 @@ var Faults = []Fault{
 	{FaultUnlinkedNotToParent, "unlinked children", "an unlinked child's events through an open file no longer reach its (former) parent's marks and watches"},
 	{FaultDeleteSelfAtUnlink, "unlinked children", "unlink(2) of a file held open reports FS_DELETE_SELF (and drops the inode's marks) at once, not at the last close"},
 	{FaultInotifyNoCoalesce, "event merging", "inotify does not coalesce an event identical to the tail of the queue (inotify(7): identical successive events are coalesced)"},
+	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

@@ -48,6 +48,16 @@ type World struct {
 	empty  map[string]bool // files with no data (read(2) returns 0: no FS_ACCESS)
 	// staleParent: with FaultRenameStaleParent, a renamed object's old parent.
 	staleParent map[string]string
+	// linked: a link(2) succeeded; the model does not follow a hardlink
+	// pair, so no step may follow (Link).
+	linked bool
+}
+
+// afterLink panics when a step follows a successful link(2).
+func (w *World) afterLink() {
+	if w.linked {
+		panic("model: a step after link(2): the model does not follow a hardlink pair")
+	}
 }
 
 // NewWorld returns a model of a tree (object -> is a directory) and groups.
@@ -95,6 +105,7 @@ const fdEvents = unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_O
 // (ignored for FAN_MARK_MOUNT / FAN_MARK_FILESYSTEM, which mark the
 // scenario's filesystem) and returns the errno the call must fail with.
 func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
+	w.afterLink()
 	k := w.K
 	loc := LocSelf
 	switch {
@@ -191,6 +202,7 @@ const inotifyMaskBits = unix.IN_ALL_EVENTS
 // the watch descriptor (inotify_new_watch: idr_alloc_cyclic from 1, so a new
 // watch takes the next number; an existing watch keeps its wd).
 func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
+	w.afterLink()
 	k := w.K
 	if _, ok := w.nodes[obj]; !ok {
 		return 0, unix.ENOENT // inotify_find_inode
@@ -235,6 +247,7 @@ func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 // InRm applies inotify_rm_watch() of the watch of group g on obj: EINVAL when
 // there is none, else the watch goes and reports IN_IGNORED.
 func (w *World) InRm(g int, obj string) (unix.Errno, []Event) {
+	w.afterLink()
 	i, m := w.find(g, LocSelf, obj)
 	if m == nil || !m.Inotify {
 		w.K.hit(RuleInotifyRmEinval)
@@ -400,6 +413,7 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 // every group's events. The tree changes with create, mkdir, unlink and
 // rmdir (isDir gives a new object's kind).
 func (w *World) Act(op, obj string) (unix.Errno, []Event) {
+	w.afterLink()
 	errno, hs := w.hooks(op, obj)
 	var out []Event
 	for _, h := range hs {
@@ -447,6 +461,7 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 // and its parent is the new directory from then on (__d_move updates the
 // dentry's parent-watched flag: fsnotify_update_flags).
 func (w *World) Rename(from, to string) (unix.Errno, []Event) {
+	w.afterLink()
 	k := w.K
 	isDir, ok := w.nodes[from]
 	if !ok || from == "." {
@@ -524,6 +539,46 @@ func (w *World) Rename(from, to string) (unix.Errno, []Event) {
 	if k.faulty(FaultRenameStaleParent) {
 		w.staleParent[to] = parentOf(from)
 	}
+	return 0, out
+}
+
+// Link runs link(from, to) of the actor through the model (fs/namei.c
+// do_linkat, vfs_link; fsnotify_link): its errno, and every group's
+// events. The errno checks, in the kernel's order: a missing source or
+// target directory ENOENT (the lookups), an existing target EEXIST
+// (filename_create), a directory source EPERM (vfs_link; link(2) "EPERM
+// oldpath is a directory").
+//
+// The hooks (fsnotify_link): fsnotify_link_count FS_ATTRIB on the inode
+// (fsnotify_inode: its own marks, the filesystem's, no parent, no mount
+// mark), then FS_CREATE on the new directory with the new name (no path).
+//
+// The model does not follow the hardlink pair afterwards (events through
+// either name are the one inode's): a link must be the last step of a
+// scenario, and World panics on any later step.
+func (w *World) Link(from, to string) (unix.Errno, []Event) {
+	w.afterLink()
+	k := w.K
+	isDir, ok := w.nodes[from]
+	if !ok {
+		return unix.ENOENT, nil
+	}
+	if _, ok := w.nodes[parentOf(to)]; !ok || to == "." {
+		return unix.ENOENT, nil
+	}
+	if _, ok := w.nodes[to]; ok {
+		return unix.EEXIST, nil
+	}
+	if isDir {
+		return unix.EPERM, nil
+	}
+	k.hit(RuleLink)
+	var out []Event
+	if !k.faulty(FaultLinkNoAttrib) {
+		out = append(out, w.deliver(Hook{Ev: unix.FAN_ATTRIB, Obj: from, InodeOnly: true})...)
+	}
+	out = append(out, w.deliver(Hook{Ev: unix.FAN_CREATE, Obj: parentOf(to), Name: path.Base(to), NoPath: true})...)
+	w.linked = true
 	return 0, out
 }
 

@@ -166,7 +166,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// until answered: while it acts, a responder per such group allows
 		// each one and keeps every event it read.
 		var rs []*responder
-		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" {
+		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" {
 			for gi, g := range gs {
 				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
 					rs = append(rs, respond(g))
@@ -334,9 +334,12 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		return "", fmt.Errorf("empty step")
 	}
 	var err error
-	if st.Op == "rename" {
+	switch st.Op {
+	case "rename":
 		err = r.a.Rename(p, path(st.To))
-	} else {
+	case "link":
+		err = r.a.Link(p, path(st.To))
+	default:
 		err = r.act(st.Op, p, isDirName[st.Obj])
 	}
 	e, err := markmirror.Errno(err)
@@ -466,7 +469,17 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 				}
 			}
 		}
-		if e.Pid != pid {
+		// fanotify(7): pid is that "of the process that caused the
+		// event". FS_DELETE_SELF of a file unlinked while open is caused
+		// by whoever drops the last reference to its dentry: the actor's
+		// close, or this process, reading and freeing a queued event of
+		// an fd-reporting group that holds the path
+		// (fanotify_alloc_path_event) - which of the two depends on
+		// whether a responder read such an event before the actor's
+		// close (a race the model cannot predict). So FAN_DELETE_SELF
+		// by this process counts as the actor's; any other pid does not.
+		lastRef := e.Pid == int32(os.Getpid()) && e.Mask&^unix.FAN_ONDIR == unix.FAN_DELETE_SELF
+		if e.Pid != pid && !lastRef {
 			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
 		}
 		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask), Rec: rec})

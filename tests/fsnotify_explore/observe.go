@@ -91,6 +91,12 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 			var e unix.Errno
 			e, evs = w.InRm(st.Group, st.Obj)
 			res = errnoText(e)
+		case "link":
+			var e unix.Errno
+			e, evs = w.Link(st.Obj, st.To)
+			if e != 0 {
+				res = errnoText(e)
+			}
 		case "rename":
 			var e unix.Errno
 			e, evs = w.Rename(st.Obj, st.To)

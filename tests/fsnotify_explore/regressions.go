@@ -242,4 +242,12 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "."},    // g0 inotify_add_watch(., IN_MODIFY)
 			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"}, // actor unlinkrw g
 		}}},
+	{
+		Name:    "witness_link_without_attrib",
+		Doc:     "link(2) reports IN_ATTRIB to the inode's own watch: its link count changed (fsnotify_link -> fsnotify_link_count)",
+		Witness: model.FaultLinkNoAttrib,
+		Scenario: Scenario{Seed: 187, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x4, Obj: "g"},         // g0 inotify_add_watch(g, IN_ATTRIB)
+			{Op: "link", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "n"}, // actor link g -> n
+		}}},
 }

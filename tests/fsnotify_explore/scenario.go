@@ -88,8 +88,8 @@ func (st Step) String() string {
 	if st.Op == "unlinkrw" {
 		return fmt.Sprintf("actor unlinkrw %s (open O_RDWR, unlink, read 1 byte, write twice, close)", st.Obj)
 	}
-	if st.Op == "rename" {
-		return fmt.Sprintf("actor rename %s -> %s", st.Obj, st.To)
+	if st.Op == "rename" || st.Op == "link" {
+		return fmt.Sprintf("actor %s %s -> %s", st.Op, st.Obj, st.To)
 	}
 	return fmt.Sprintf("actor %s %s", st.Op, st.Obj)
 }
@@ -221,7 +221,37 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		}
 		s.Steps = append(s.Steps, genAct(r, s.Steps, exists))
 	}
+	if r.Intn(4) == 0 {
+		// A scenario may end with link(2) (the model does not follow a
+		// hardlink pair further: model.World.Link), most often of a file
+		// watched or marked before, or a child of a watched directory.
+		s.Steps = append(s.Steps, genLink(r, s.Steps, exists))
+	}
 	return s
+}
+
+// genLink draws link(from, to): from an existing file, to a new name in
+// the same or the other directory (sometimes an existing one: EEXIST).
+func genLink(r *rand.Rand, prev []Step, exists map[string]bool) Step {
+	var files []string
+	for _, n := range allNames {
+		if exists[n] && !isDirName[n] {
+			files = append(files, n)
+		}
+	}
+	from := pick(r, append(files, "f"))
+	if p, ok := earlier(r, prev, "watch", "mark"); ok && r.Intn(3) > 0 {
+		var near []string
+		for _, k := range append([]string{p.Obj}, children[p.Obj]...) {
+			if exists[k] && !isDirName[k] {
+				near = append(near, k)
+			}
+		}
+		if len(near) > 0 {
+			from = pick(r, near)
+		}
+	}
+	return Step{Op: "link", Obj: from, To: pick(r, []string{"n", "s/n", "n", "s/n", "g"})}
 }
 
 func slicesIndex(xs []string, x string) int {
