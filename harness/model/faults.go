@@ -49,6 +49,7 @@ const (
 	RuleInotifyExclUnlink     = "fsnotify_handle_inode_event: IN_EXCL_UNLINK drops events on an unlinked path"
 	RuleInotifyCoalesce       = "inotify_merge: an event equal to the queue's tail is coalesced"
 	RuleLink                  = "fsnotify_link: FS_ATTRIB on the inode (link count), FS_CREATE on the new directory"
+	RulePermClassOrder        = "fsnotify_iter_select_report_types: permission events reach pre-content groups before content groups"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -62,7 +63,7 @@ var Rules = []string{
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
 	RuleParentMarkNotWatching, RuleUnlinkedOpen, RuleInotifyExclUnlink, RuleInotifyCoalesce,
-	RuleLink,
+	RuleLink, RulePermClassOrder,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -160,6 +161,7 @@ const (
 	FaultDeleteSelfAtUnlink       = "delete_self_at_unlink_while_open"
 	FaultInotifyNoCoalesce        = "inotify_no_coalesce"
 	FaultLinkNoAttrib             = "link_without_attrib"
+	FaultPermClassOrderReversed   = "perm_class_order_reversed"
 )
 
 // Fault describes one model fault.
@@ -196,6 +198,7 @@ var Faults = []Fault{
 	{FaultDeleteSelfAtUnlink, "unlinked children", "unlink(2) of a file held open reports FS_DELETE_SELF (and drops the inode's marks) at once, not at the last close"},
 	{FaultInotifyNoCoalesce, "event merging", "inotify does not coalesce an event identical to the tail of the queue (inotify(7): identical successive events are coalesced)"},
 	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
+	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -835,4 +836,117 @@ func Normalise(kinds []GroupKind, evs []Event) []Event {
 		out = append(out[:i], append(seq[g], out[i:]...)...)
 	}
 	return out
+}
+
+// permRank is a group's place in the order fsnotify() offers it a
+// permission event: fsnotify_iter_select_report_types picks, among the
+// heads of every mark list the event visits, the group that
+// fsnotify_compare_groups puts first, the one of higher priority
+// (FS_PRIO_2 for FAN_CLASS_PRE_CONTENT, FS_PRIO_1 for FAN_CLASS_CONTENT);
+// fanotify_handle_event then waits for the group's answer before the next
+// group is offered the event. fanotify(7) FAN_CLASS_PRE_CONTENT /
+// FAN_CLASS_CONTENT: the order in which listeners receive events.
+func permRank(k GroupKind) int {
+	switch {
+	case k.Init&unix.FAN_CLASS_PRE_CONTENT == unix.FAN_CLASS_PRE_CONTENT:
+		return 2
+	case k.Init&unix.FAN_CLASS_CONTENT != 0:
+		return 1
+	}
+	return 0
+}
+
+// PermOrder is the model's order in which groups receive each permission
+// event of a step (see permRank): the events of evs with a permission
+// bit, each group's in priority order, rendered by RenderPermOrder. Groups
+// of one class are not ordered (fsnotify_compare_groups then compares the
+// groups' addresses).
+func (k Kernel) PermOrder(kinds []GroupKind, evs []Event) []string {
+	var perm []Event
+	for _, e := range evs {
+		if !kinds[e.Group].Inotify && e.Mask&permEvents != 0 {
+			perm = append(perm, e)
+		}
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		ri, rj := permRank(kinds[perm[i].Group]), permRank(kinds[perm[j].Group])
+		if k.faulty(FaultPermClassOrderReversed) {
+			ri, rj = rj, ri
+		}
+		return ri > rj
+	})
+	if len(perm) > 0 {
+		k.hit(RulePermClassOrder)
+	}
+	return RenderPermOrder(kinds, perm)
+}
+
+// RenderPermOrder renders the order in which groups received each
+// permission event (mask bit and object), evs in that order: one line per
+// event that groups of more than one class received, listing the classes
+// in order, each with its groups (sorted, since groups of one class are
+// not ordered), e.g. "FAN_OPEN_PERM f: pre_content{g1} < content{g0,g2}".
+func RenderPermOrder(kinds []GroupKind, evs []Event) []string {
+	type key struct {
+		bit uint32
+		obj string
+	}
+	var keys []key
+	seq := map[key][]int{}
+	for _, e := range evs {
+		for bit := uint32(1); bit != 0; bit <<= 1 {
+			if e.Mask&bit&permEvents == 0 {
+				continue
+			}
+			kk := key{bit, e.Obj}
+			if _, ok := seq[kk]; !ok {
+				keys = append(keys, kk)
+			}
+			seq[kk] = append(seq[kk], e.Group)
+		}
+	}
+	var out []string
+	for _, kk := range keys {
+		var runs []string
+		var cur []int
+		curName := ""
+		classes := 0
+		flush := func() {
+			if len(cur) == 0 {
+				return
+			}
+			sort.Ints(cur)
+			var gs []string
+			for _, g := range cur {
+				gs = append(gs, "g"+strconv.Itoa(g))
+			}
+			runs = append(runs, curName+"{"+strings.Join(gs, ",")+"}")
+			cur = nil
+		}
+		for _, g := range seq[kk] {
+			if n := kinds[g].Name; n != curName {
+				flush()
+				curName = n
+				classes++
+			}
+			cur = append(cur, g)
+		}
+		flush()
+		if classes > 1 {
+			out = append(out, permName(kk.bit)+" "+kk.obj+": "+strings.Join(runs, " < "))
+		}
+	}
+	return out
+}
+
+func permName(bit uint32) string {
+	switch bit {
+	case unix.FAN_OPEN_PERM:
+		return "FAN_OPEN_PERM"
+	case unix.FAN_ACCESS_PERM:
+		return "FAN_ACCESS_PERM"
+	case unix.FAN_OPEN_EXEC_PERM:
+		return "FAN_OPEN_EXEC_PERM"
+	}
+	return "perm:" + strconv.FormatUint(uint64(bit), 16)
 }

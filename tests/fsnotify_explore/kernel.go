@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,7 +50,18 @@ type responder struct {
 	err  error
 }
 
-func respond(g *group) *responder {
+// permLog is the order in which the responders of a step read permission
+// events, across groups: a group is offered a permission event only after
+// the group before it answered (fanotify_handle_event waits), so the order
+// of the reads is the order of delivery (model.PermOrder).
+type permLog struct {
+	mu  sync.Mutex
+	evs []model.Event
+}
+
+// respond starts a responder for group gi; it logs every permission event
+// it reads in log (named by name) before answering it.
+func respond(g *group, gi int, log *permLog, name func(path string) string) *responder {
 	rp := &responder{g: g, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(rp.done)
@@ -65,6 +77,9 @@ func respond(g *group) *responder {
 			}
 			for _, e := range evs {
 				if e.IsPermission() {
+					log.mu.Lock()
+					log.evs = append(log.evs, model.Event{Group: gi, Obj: name(e.Path), Mask: uint32(e.Mask)})
+					log.mu.Unlock()
 					if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
 						err = rerr
 					}
@@ -166,10 +181,11 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// until answered: while it acts, a responder per such group allows
 		// each one and keeps every event it read.
 		var rs []*responder
+		log := &permLog{}
 		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" {
 			for gi, g := range gs {
 				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
-					rs = append(rs, respond(g))
+					rs = append(rs, respond(g, gi, log, func(p string) string { return relObj(dir, p) }))
 				}
 			}
 		}
@@ -209,7 +225,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 				evs = append(evs, got...)
 			}
 		}
-		out[i] = observe(kinds, res, evs)
+		out[i] = withPerm(observe(kinds, res, evs), model.RenderPermOrder(kinds, log.evs))
 		if st.Op == "rename" && res == "" {
 			renamed(st.Obj, st.To, pins, handles, gs)
 		}

@@ -50,6 +50,15 @@ func observe(kinds []model.GroupKind, result string, evs []model.Event) Obs {
 	return o
 }
 
+// withPerm adds the order in which groups of different classes received
+// each permission event of the step (model.RenderPermOrder).
+func withPerm(o Obs, perm []string) Obs {
+	for _, l := range perm {
+		o = append(o, "permission order: "+l)
+	}
+	return o
+}
+
 func (o Obs) String() string {
 	if len(o) == 0 {
 		return "(nothing)"
@@ -110,7 +119,7 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 				res = errnoText(e)
 			}
 		}
-		out[i] = observe(kinds, res, k.InotifyMerge(kinds, evs))
+		out[i] = withPerm(observe(kinds, res, k.InotifyMerge(kinds, evs)), k.PermOrder(kinds, evs))
 		if k.Cov != nil {
 			k.Cov.EndPath()
 		}

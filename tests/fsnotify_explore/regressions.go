@@ -250,4 +250,13 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x4, Obj: "g"},         // g0 inotify_add_watch(g, IN_ATTRIB)
 			{Op: "link", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "n"}, // actor link g -> n
 		}}},
+	{
+		Name:    "witness_perm_class_order_reversed",
+		Doc:     "a FAN_CLASS_PRE_CONTENT group is offered a permission event before a FAN_CLASS_CONTENT group (fanotify(7) FAN_CLASS_PRE_CONTENT; fsnotify_iter_select_report_types, fsnotify_compare_groups)",
+		Witness: model.FaultPermClassOrderReversed,
+		Scenario: Scenario{Seed: 55, Groups: []string{"content", "pre_content"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x11, Mask: 0x20000, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_ACCESS_PERM, <mount root>)
+			{Op: "mark", Group: 1, Flags: 0x11, Mask: 0x20000, Obj: "."}, // g1 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_ACCESS_PERM, <mount root>)
+			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},      // actor read f
+		}}},
 }

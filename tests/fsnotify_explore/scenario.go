@@ -197,6 +197,15 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			s.Steps = append(s.Steps, Step{Op: "mark", Group: other, Flags: unix.FAN_MARK_ADD, Obj: d, Mask: unix.FAN_EVENT_ON_CHILD | pick(r, fanEvents)})
 		}
 	}
+	if ci, pi := slicesIndex(s.Groups, "content"), slicesIndex(s.Groups, "pre_content"); ci >= 0 && pi >= 0 && len(s.Steps) < 3 && r.Intn(3) == 0 {
+		// A content and a pre-content group both ask for a permission
+		// event on what the actor opens: the pre-content group must be
+		// offered it first (fanotify(7) FAN_CLASS_PRE_CONTENT).
+		ev := pick(r, []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN_PERM, unix.FAN_ACCESS_PERM})
+		s.Steps = append(s.Steps,
+			Step{Op: "mark", Group: ci, Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, 0}), Mask: ev | unix.FAN_EVENT_ON_CHILD, Obj: "."},
+			Step{Op: "mark", Group: pi, Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, 0}), Mask: ev | unix.FAN_EVENT_ON_CHILD, Obj: "."})
+	}
 	if gi := slicesIndex(s.Groups, "inotify"); gi >= 0 && len(s.Steps) < 2 && r.Intn(4) == 0 {
 		// An inotify watch on a directory for what an open file does, half
 		// the time with IN_EXCL_UNLINK: a child unlinked while open
