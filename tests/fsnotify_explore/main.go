@@ -2,8 +2,9 @@
 // scenarios (a small tree; one to three groups among inotify and fanotify
 // notification, content and FID groups; mark and watch calls with every
 // mark type, both ignore flavours, SURV_MODIFY, EVICTABLE, FAN_ONDIR,
-// FAN_EVENT_ON_CHILD, IN_MASK_ADD and IN_ONESHOT; file operations by an
-// actor), runs each on the kernel and through the model of harness/model,
+// FAN_EVENT_ON_CHILD, IN_MASK_ADD, IN_ONESHOT and IN_EXCL_UNLINK; file
+// operations by an actor, among them a file unlinked while open and link(2)),
+// runs each on the kernel and through the model of harness/model,
 // and on a mismatch shrinks the scenario to a minimal script and prints it
 // with want/got per group, the seed that replays it and a case row for the
 // regressions table. -model-fault plants a wrong rule in the model to
