@@ -50,6 +50,8 @@ const (
 	RuleInotifyCoalesce       = "inotify_merge: an event equal to the queue's tail is coalesced"
 	RuleLink                  = "fsnotify_link: FS_ATTRIB on the inode (link count), FS_CREATE on the new directory"
 	RulePermClassOrder        = "fsnotify_iter_select_report_types: permission events reach pre-content groups before content groups"
+	RuleFifo                  = "vfs_read/vfs_write/do_dentry_open: a FIFO's open, read and write notify as a regular file's"
+	RuleFanotifyRegDirOnly    = "fanotify_group_event_mask: an fd-reporting group gets no event on a file neither regular nor a directory"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -63,7 +65,7 @@ var Rules = []string{
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
 	RuleParentMarkNotWatching, RuleUnlinkedOpen, RuleInotifyExclUnlink, RuleInotifyCoalesce,
-	RuleLink, RulePermClassOrder,
+	RuleLink, RulePermClassOrder, RuleFifo, RuleFanotifyRegDirOnly,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the

@@ -49,6 +49,8 @@ type World struct {
 	empty  map[string]bool // files with no data (read(2) returns 0: no FS_ACCESS)
 	// staleParent: with FaultRenameStaleParent, a renamed object's old parent.
 	staleParent map[string]string
+	// fifo: the objects that are FIFOs (SetFIFO).
+	fifo map[string]bool
 	// linked: a link(2) succeeded; the model does not follow a hardlink
 	// pair, so no step may follow (Link).
 	linked bool
@@ -69,8 +71,11 @@ func NewWorld(k Kernel, tree map[string]bool, kinds []GroupKind) *World {
 	for n, d := range tree {
 		nodes[n] = d
 	}
-	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}}
+	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}, fifo: map[string]bool{}}
 }
+
+// SetFIFO says that obj, a non-directory of the tree, is a FIFO.
+func (w *World) SetFIFO(obj string) { w.fifo[obj] = true }
 
 // IsDir reports whether obj is a directory of the tree.
 func (w *World) IsDir(obj string) bool { return w.nodes[obj] }
@@ -285,7 +290,7 @@ type Hook struct {
 var Ops = map[string]string{
 	"read": "file", "write": "file", "chmod": "", "opendir": "dir",
 	"create": "file", "unlink": "file", "mkdir": "dir", "rmdir": "dir",
-	"unlinkrw": "file",
+	"unlinkrw": "file", "fifo": "fifo",
 }
 
 // hooks returns the errno of an operation of the actor on obj and the
@@ -309,6 +314,20 @@ var Ops = map[string]string{
 //     fsnotify_inoderemove FS_DELETE_SELF and the inode's marks go
 //     (inotify: IN_IGNORED); fsnotify_delete FS_DELETE on the directory.
 //   - rmdir: the same without the link count FS_ATTRIB, with FS_ISDIR.
+//   - fifo (a FIFO opened O_RDWR, a byte written and read back, closed):
+//     the hooks of a regular file opened for reading and writing -
+//     FS_OPEN_PERM, FS_OPEN (do_dentry_open, do_open -> fsnotify_open;
+//     the FIFO's own open, fifo_open, adds none), write(2) FS_MODIFY
+//     (vfs_write notifies after pipe_write returned a count), read(2)
+//     rw_verify_area FS_ACCESS_PERM, FS_ACCESS (vfs_read after
+//     pipe_read), close FS_CLOSE_WRITE. fs/pipe.c calls no fsnotify hook
+//     itself. Since 6.14 file_set_fsnotify_mode_from_watchers() disables
+//     only the pre-content events for files neither regular nor
+//     directories (FMODE_NONOTIFY_HSM), which the generator does not mark.
+//     The events of the write and the read reach the FIFO's parent too
+//     (inotify(7): IN_ACCESS and IN_MODIFY "can occur both for the
+//     directory itself and for objects inside the directory"); 6.18.44
+//     does not deliver them to the parent (see the explorer's -special).
 //   - unlinkrw (an unlinked child used through an open file): open(O_RDWR)
 //     FS_OPEN_PERM, FS_OPEN; unlink(2) as above, except that the open
 //     file holds the dentry: d_delete only drops it (__d_drop, the dentry
@@ -354,6 +373,20 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 		return unix.ENOENT, nil
 	}
 	switch op {
+	case "fifo":
+		if isDir {
+			return unix.EISDIR, nil
+		}
+		if !w.fifo[obj] {
+			return unix.EINVAL, nil // the explorer does this only to a FIFO
+		}
+		w.K.hit(RuleFifo)
+		evs := []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_ACCESS_PERM, unix.FAN_ACCESS, unix.FAN_CLOSE_WRITE}
+		out := make([]Hook, len(evs))
+		for i, e := range evs {
+			out[i] = Hook{Ev: e, Obj: obj}
+		}
+		return 0, out
 	case "unlinkrw":
 		if isDir {
 			return unix.EISDIR, nil // open(O_RDWR) of a directory
@@ -438,6 +471,7 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 	case op == "mkdir":
 		w.nodes[obj] = true
 	case op == "unlink", op == "rmdir", op == "unlinkrw":
+		delete(w.fifo, obj)
 		delete(w.nodes, obj)
 		delete(w.empty, obj)
 	}
@@ -520,11 +554,17 @@ func (w *World) Rename(from, to string) (unix.Errno, []Event) {
 		}
 		return n, false
 	}
-	nodes, empty := map[string]bool{}, map[string]bool{}
+	nodes, empty, fifo := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	delete(w.fifo, to) // an overwritten target
 	for n, d := range w.nodes {
 		nn, _ := rename(n)
 		nodes[nn] = d
 	}
+	for n := range w.fifo {
+		nn, _ := rename(n)
+		fifo[nn] = true
+	}
+	w.fifo = fifo
 	for n := range w.empty {
 		nn, _ := rename(n)
 		empty[nn] = true
@@ -640,6 +680,13 @@ func (w *World) deliver(h Hook) []Event {
 			continue
 		}
 		if m := k.fanotifyMask(groups[g], h.Ev, h.IsDir, w.kinds[g].FID); m != 0 {
+			// fanotify_group_event_mask, for a group reporting fds: "Path
+			// type events are only relevant for files and dirs" - no event
+			// on a FIFO (after send_to_group cleared ignore masks).
+			if !w.kinds[g].FID && w.fifo[h.Obj] {
+				k.hit(RuleFanotifyRegDirOnly)
+				continue
+			}
 			ev := Event{Group: g, Obj: h.Obj, Mask: m}
 			if w.kinds[g].DirName {
 				var ok bool

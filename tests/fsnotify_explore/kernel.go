@@ -122,13 +122,16 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 			unix.Close(fd)
 		}
 	}()
-	for _, obj := range objects {
+	t, objs := treeOf(s)
+	for _, obj := range objs {
 		p := filepath.Join(dir, obj)
 		var err error
 		switch {
 		case obj == ".":
-		case tree[obj]:
+		case t[obj]:
 			err = os.Mkdir(p, 0o755)
+		case obj == fifoName:
+			err = unix.Mkfifo(p, 0o644)
 		default:
 			err = os.WriteFile(p, []byte("data\n"), 0o644)
 		}
@@ -405,6 +408,22 @@ func (r *runner) act(op, p string, isDir bool) error {
 		return a.Mkdir(p, 0o755)
 	case "unlink":
 		return a.Unlink(p)
+	case "fifo":
+		// The FIFO, opened for both sides (open(2) of a FIFO with O_RDWR
+		// does not wait for a peer, fifo(7)): a byte written, read back.
+		fd, err := a.Open(p, unix.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := a.Write(fd, []byte("w")); err != nil {
+			a.Close(fd)
+			return err
+		}
+		if _, err := a.Read(fd, 1); err != nil {
+			a.Close(fd)
+			return err
+		}
+		return a.Close(fd)
 	case "unlinkrw":
 		// An unlinked child used through an open file: open, unlink,
 		// read one byte, write twice, close.

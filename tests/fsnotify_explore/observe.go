@@ -82,7 +82,11 @@ func firstDiff(a, b []Obs) int {
 // predict runs a scenario through the model.
 func predict(k model.Kernel, s *Scenario) []Obs {
 	kinds := s.kinds()
-	w := model.NewWorld(k, tree, kinds)
+	t, _ := treeOf(s)
+	w := model.NewWorld(k, t, kinds)
+	if s.Special {
+		w.SetFIFO(fifoName)
+	}
 	out := make([]Obs, len(s.Steps))
 	for i, st := range s.Steps {
 		var res string
