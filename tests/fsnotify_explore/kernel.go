@@ -411,45 +411,48 @@ func (r *runner) act(op, p string, isDir bool) error {
 	case "fifo":
 		// The FIFO, opened for both sides (open(2) of a FIFO with O_RDWR
 		// does not wait for a peer, fifo(7)): a byte written, read back.
-		fd, err := a.Open(p, unix.O_RDWR, 0)
-		if err != nil {
+		return openDo(a, p, unix.O_RDWR, func(fd int) error {
+			if _, err := a.Write(fd, []byte("w")); err != nil {
+				return err
+			}
+			_, err := a.Read(fd, 1)
 			return err
-		}
-		if _, err := a.Write(fd, []byte("w")); err != nil {
-			a.Close(fd)
-			return err
-		}
-		if _, err := a.Read(fd, 1); err != nil {
-			a.Close(fd)
-			return err
-		}
-		return a.Close(fd)
+		})
 	case "unlinkrw":
 		// An unlinked child used through an open file: open, unlink,
 		// read one byte, write twice, close.
-		fd, err := a.Open(p, unix.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		if err := a.Unlink(p); err != nil {
-			a.Close(fd)
-			return err
-		}
-		if _, err := a.Read(fd, 1); err != nil {
-			a.Close(fd)
-			return err
-		}
-		for range 2 {
-			if _, err := a.Write(fd, []byte("w")); err != nil {
-				a.Close(fd)
+		return openDo(a, p, unix.O_RDWR, func(fd int) error {
+			if err := a.Unlink(p); err != nil {
 				return err
 			}
-		}
-		return a.Close(fd)
+			if _, err := a.Read(fd, 1); err != nil {
+				return err
+			}
+			for range 2 {
+				if _, err := a.Write(fd, []byte("w")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	case "rmdir":
 		return a.Rmdir(p)
 	}
 	return fmt.Errorf("unknown operation %q", op)
+}
+
+// openDo opens p in the actor, calls do with the fd and closes it: the
+// first error of the three.
+func openDo(a *actor.Actor, p string, flags int, do func(fd int) error) error {
+	fd, err := a.Open(p, flags, 0)
+	if err != nil {
+		return err
+	}
+	if err := do(fd); err != nil {
+		a.Close(fd)
+		return err
+	}
+	return a.Close(fd)
 }
 
 // drain reads a group's queue (events are queued before the actor's call
