@@ -326,8 +326,9 @@ var Ops = map[string]string{
 //     directories (FMODE_NONOTIFY_HSM), which the generator does not mark.
 //     The events of the write and the read reach the FIFO's parent too
 //     (inotify(7): IN_ACCESS and IN_MODIFY "can occur both for the
-//     directory itself and for objects inside the directory"); 6.18.44
-//     does not deliver them to the parent (see the explorer's -special).
+//     directory itself and for objects inside the directory"); 6.1,
+//     6.12 and 6.18 do not deliver them to the parent (the explorer's
+//     -special shows it).
 //   - unlinkrw (an unlinked child used through an open file): open(O_RDWR)
 //     FS_OPEN_PERM, FS_OPEN; unlink(2) as above, except that the open
 //     file holds the dentry: d_delete only drops it (__d_drop, the dentry

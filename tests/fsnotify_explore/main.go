@@ -50,7 +50,7 @@ func registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&opts.n, "n", defaultN, "scenarios per filesystem")
 	fs.DurationVar(&opts.duration, "duration", 25*time.Second, "stop drawing scenarios after this long per filesystem, said in a note (0: run all -n; a safety cap for slow VMs)")
 	fs.StringVar(&opts.fault, "model-fault", "", "plant this wrong rule in the model ('list' prints the names)")
-	fs.BoolVar(&opts.special, "special", false, "draw scenarios whose tree has a FIFO (not in the default run: 6.18.44 differs from the model there, see README)")
+	fs.BoolVar(&opts.special, "special", false, "draw scenarios whose tree has a FIFO (not in the default run: the kernel differs from the model there, see README)")
 	fs.Func("record", "write the kernel's observations of the seed range to `FILE` (JSON)", setRecord)
 	fs.Func("against", "replay the scenarios recorded in `FILE` by -record and list every difference", loadAgainst)
 }
