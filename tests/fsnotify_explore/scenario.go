@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -236,7 +237,7 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			s.Steps = append(s.Steps, Step{Op: "mark", Group: other, Flags: unix.FAN_MARK_ADD, Obj: d, Mask: unix.FAN_EVENT_ON_CHILD | pick(r, fanEvents)})
 		}
 	}
-	if ci, pi := slicesIndex(s.Groups, "content"), slicesIndex(s.Groups, "pre_content"); ci >= 0 && pi >= 0 && len(s.Steps) < 3 && r.Intn(3) == 0 {
+	if ci, pi := slices.Index(s.Groups, "content"), slices.Index(s.Groups, "pre_content"); ci >= 0 && pi >= 0 && len(s.Steps) < 3 && r.Intn(3) == 0 {
 		// A content and a pre-content group both ask for a permission
 		// event on what the actor opens: the pre-content group must be
 		// offered it first (fanotify(7) FAN_CLASS_PRE_CONTENT).
@@ -245,7 +246,7 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			Step{Op: "mark", Group: ci, Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, 0}), Mask: ev | unix.FAN_EVENT_ON_CHILD, Obj: "."},
 			Step{Op: "mark", Group: pi, Flags: unix.FAN_MARK_ADD | pick(r, []uint{unix.FAN_MARK_MOUNT, 0}), Mask: ev | unix.FAN_EVENT_ON_CHILD, Obj: "."})
 	}
-	if gi := slicesIndex(s.Groups, "inotify"); gi >= 0 && len(s.Steps) < 2 && r.Intn(4) == 0 {
+	if gi := slices.Index(s.Groups, "inotify"); gi >= 0 && len(s.Steps) < 2 && r.Intn(4) == 0 {
 		// An inotify watch on a directory for what an open file does, half
 		// the time with IN_EXCL_UNLINK: a child unlinked while open
 		// (unlinkrw) then shows whether its events still reach the
@@ -300,15 +301,6 @@ func genLink(r *rand.Rand, prev []Step, exists map[string]bool) Step {
 		}
 	}
 	return Step{Op: "link", Obj: from, To: pick(r, []string{"n", "s/n", "n", "s/n", "g"})}
-}
-
-func slicesIndex(xs []string, x string) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
