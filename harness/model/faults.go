@@ -162,6 +162,7 @@ const (
 	FaultUnlinkedNotToParent      = "unlinked_child_not_to_parent"
 	FaultDeleteSelfAtUnlink       = "delete_self_at_unlink_while_open"
 	FaultInotifyNoCoalesce        = "inotify_no_coalesce"
+	FaultInotifyCoalesceAny       = "inotify_coalesce_not_successive"
 	FaultLinkNoAttrib             = "link_without_attrib"
 	FaultPermClassOrderReversed   = "perm_class_order_reversed"
 )
@@ -199,6 +200,7 @@ var Faults = []Fault{
 	{FaultUnlinkedNotToParent, "unlinked children", "an unlinked child's events through an open file no longer reach its (former) parent's marks and watches"},
 	{FaultDeleteSelfAtUnlink, "unlinked children", "unlink(2) of a file held open reports FS_DELETE_SELF (and drops the inode's marks) at once, not at the last close"},
 	{FaultInotifyNoCoalesce, "event merging", "inotify does not coalesce an event identical to the tail of the queue (inotify(7): identical successive events are coalesced)"},
+	{FaultInotifyCoalesceAny, "event merging", "inotify drops an event identical to any event still queued, not only to the queue's tail (inotify_merge compares with the last event only; inotify(7): \"successive\" events)"},
 	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
 	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},

@@ -2,6 +2,7 @@ package model
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -851,6 +852,9 @@ func (k Kernel) InotifyMerge(kinds []GroupKind, evs []Event) []Event {
 		if kinds[e.Group].Inotify {
 			if i, ok := tail[e.Group]; ok && out[i] == e && e.Mask&unix.IN_IGNORED == 0 {
 				k.hit(RuleInotifyCoalesce)
+				continue
+			}
+			if k.faulty(FaultInotifyCoalesceAny) && e.Mask&unix.IN_IGNORED == 0 && slices.Contains(out, e) {
 				continue
 			}
 			tail[e.Group] = len(out)

@@ -259,4 +259,13 @@ var regressions = []regression{
 			{Op: "mark", Group: 1, Flags: 0x11, Mask: 0x20000, Obj: "."}, // g1 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_ACCESS_PERM, <mount root>)
 			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},      // actor read f
 		}}},
+	{
+		Name:    "witness_inotify_coalesce_not_successive",
+		Doc:     "an event identical to one queued earlier but not to the queue's tail is not coalesced: a parent's and a child's watch of one instance alternate (inotify_merge compares with the last event; inotify(7) \"successive\")",
+		Witness: model.FaultInotifyCoalesceAny,
+		Scenario: Scenario{Seed: 285, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "."},    // g0 inotify_add_watch(., IN_MODIFY)
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "f"},    // g0 inotify_add_watch(f, IN_MODIFY)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f (open O_RDWR, unlink, read 1 byte, write twice, close)
+		}}},
 }
