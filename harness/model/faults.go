@@ -45,6 +45,13 @@ const (
 	RuleDFIDNoDir             = "fanotify_group_event_mask: a DIR_FID group without a directory to report gets no event"
 	RuleErrOnlydir            = "FAN_MARK_ONLYDIR / IN_ONLYDIR on a non-directory is ENOTDIR"
 	RuleParentMarkNotWatching = "fsnotify_iter_select_report_types: a parent mark not watching children is left out"
+	RuleUnlinkedOpen          = "d_delete: an unlinked file held open gets FS_DELETE_SELF at the last dput, not at unlink"
+	RuleInotifyExclUnlink     = "fsnotify_handle_inode_event: IN_EXCL_UNLINK drops events on an unlinked path"
+	RuleInotifyCoalesce       = "inotify_merge: an event equal to the queue's tail is coalesced"
+	RuleLink                  = "fsnotify_link: FS_ATTRIB on the inode (link count), FS_CREATE on the new directory"
+	RulePermClassOrder        = "fsnotify_iter_select_report_types: permission events reach pre-content groups before content groups"
+	RuleFifo                  = "vfs_read/vfs_write/do_dentry_open: a FIFO's open, read and write notify as a regular file's"
+	RuleFanotifyRegDirOnly    = "fanotify_group_event_mask: an fd-reporting group gets no event on a file neither regular nor a directory"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -57,7 +64,8 @@ var Rules = []string{
 	RuleInotifyParent, RuleInotifySelf, RuleInotifyMaskAdd, RuleInotifyOneshot,
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
-	RuleParentMarkNotWatching,
+	RuleParentMarkNotWatching, RuleUnlinkedOpen, RuleInotifyExclUnlink, RuleInotifyCoalesce,
+	RuleLink, RulePermClassOrder, RuleFifo, RuleFanotifyRegDirOnly,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -150,6 +158,13 @@ const (
 	FaultPermSkipsParent          = "perm_events_skip_parent"
 	FaultDFIDFileSelfEvents       = "dfid_name_reports_file_self_events"
 	FaultParentNotWatchingVisited = "parent_mark_not_watching_children_visited"
+	FaultExclUnlinkIgnored        = "excl_unlink_ignored"
+	FaultUnlinkedNotToParent      = "unlinked_child_not_to_parent"
+	FaultDeleteSelfAtUnlink       = "delete_self_at_unlink_while_open"
+	FaultInotifyNoCoalesce        = "inotify_no_coalesce"
+	FaultInotifyCoalesceAny       = "inotify_coalesce_not_successive"
+	FaultLinkNoAttrib             = "link_without_attrib"
+	FaultPermClassOrderReversed   = "perm_class_order_reversed"
 )
 
 // Fault describes one model fault.
@@ -181,6 +196,13 @@ var Faults = []Fault{
 	{FaultRenameNoMoveSelf, "renames", "a rename does not report FS_MOVE_SELF on the moved inode"},
 	{FaultPermSkipsParent, "permission events", "FAN_OPEN_PERM/FAN_ACCESS_PERM of a child never reach its parent's FAN_EVENT_ON_CHILD mark (\"FAN_OPEN_PERM remains unvalidated\", seed 004)"},
 	{FaultParentNotWatchingVisited, "parent merge of ignore masks", "a parent mark without FAN_EVENT_ON_CHILD is visited for a child's event when another mark makes the parent watch children, so a child's FS_MODIFY clears its ignore mask (kernel without e730558adffb)"},
+	{FaultExclUnlinkIgnored, "unlinked children", "IN_EXCL_UNLINK has no effect: an unlinked child's events through an open file still reach the watch"},
+	{FaultUnlinkedNotToParent, "unlinked children", "an unlinked child's events through an open file no longer reach its (former) parent's marks and watches"},
+	{FaultDeleteSelfAtUnlink, "unlinked children", "unlink(2) of a file held open reports FS_DELETE_SELF (and drops the inode's marks) at once, not at the last close"},
+	{FaultInotifyNoCoalesce, "event merging", "inotify does not coalesce an event identical to the tail of the queue (inotify(7): identical successive events are coalesced)"},
+	{FaultInotifyCoalesceAny, "event merging", "inotify drops an event identical to any event still queued, not only to the queue's tail (inotify_merge compares with the last event only; inotify(7): \"successive\" events)"},
+	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
+	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

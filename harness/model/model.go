@@ -81,6 +81,8 @@ type Mark struct {
 	Inotify bool   // an inotify watch (its Mask has FS_EVENT_ON_CHILD on a dir)
 	Wd      int32  // the inotify watch descriptor
 	Oneshot bool   // IN_ONESHOT (FSNOTIFY_MARK_FLAG_IN_ONESHOT)
+	// ExclUnlink: IN_EXCL_UNLINK (FSNOTIFY_MARK_FLAG_EXCL_UNLINK).
+	ExclUnlink bool
 }
 
 // MFlags is what fdinfo prints as mflags: fanotify_mark_user_flags()

@@ -2,7 +2,9 @@ package model
 
 import (
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +50,18 @@ type World struct {
 	empty  map[string]bool // files with no data (read(2) returns 0: no FS_ACCESS)
 	// staleParent: with FaultRenameStaleParent, a renamed object's old parent.
 	staleParent map[string]string
+	// fifo: the objects that are FIFOs (SetFIFO).
+	fifo map[string]bool
+	// linked: a link(2) succeeded; the model does not follow a hardlink
+	// pair, so no step may follow (Link).
+	linked bool
+}
+
+// afterLink panics when a step follows a successful link(2).
+func (w *World) afterLink() {
+	if w.linked {
+		panic("model: a step after link(2): the model does not follow a hardlink pair")
+	}
 }
 
 // NewWorld returns a model of a tree (object -> is a directory) and groups.
@@ -58,8 +72,11 @@ func NewWorld(k Kernel, tree map[string]bool, kinds []GroupKind) *World {
 	for n, d := range tree {
 		nodes[n] = d
 	}
-	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}}
+	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}, fifo: map[string]bool{}}
 }
+
+// SetFIFO says that obj, a non-directory of the tree, is a FIFO.
+func (w *World) SetFIFO(obj string) { w.fifo[obj] = true }
 
 // IsDir reports whether obj is a directory of the tree.
 func (w *World) IsDir(obj string) bool { return w.nodes[obj] }
@@ -95,6 +112,7 @@ const fdEvents = unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_O
 // (ignored for FAN_MARK_MOUNT / FAN_MARK_FILESYSTEM, which mark the
 // scenario's filesystem) and returns the errno the call must fail with.
 func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
+	w.afterLink()
 	k := w.K
 	loc := LocSelf
 	switch {
@@ -191,6 +209,7 @@ const inotifyMaskBits = unix.IN_ALL_EVENTS
 // the watch descriptor (inotify_new_watch: idr_alloc_cyclic from 1, so a new
 // watch takes the next number; an existing watch keeps its wd).
 func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
+	w.afterLink()
 	k := w.K
 	if _, ok := w.nodes[obj]; !ok {
 		return 0, unix.ENOENT // inotify_find_inode
@@ -207,22 +226,27 @@ func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 		bits |= fsOnChild
 	}
 	oneshot := mask&unix.IN_ONESHOT != 0
+	// inotify_arg_to_flags: IN_EXCL_UNLINK and IN_ONESHOT become mark
+	// flags, replaced with the mask (or ORed in with IN_MASK_ADD) by
+	// inotify_update_existing_watch.
+	excl := mask&unix.IN_EXCL_UNLINK != 0
 	i, m := w.find(g, LocSelf, obj)
 	if m != nil {
 		nm := *m
 		// inotify_update_existing_watch: without IN_MASK_ADD the mask and
 		// the flags are replaced.
 		if mask&unix.IN_MASK_ADD == 0 || k.faulty(FaultInotifyMaskAddReplaces) {
-			nm.Mask, nm.Oneshot = 0, false
+			nm.Mask, nm.Oneshot, nm.ExclUnlink = 0, false, false
 		}
 		k.hit(RuleInotifyMaskAdd)
 		nm.Mask |= bits
 		nm.Oneshot = nm.Oneshot || oneshot
+		nm.ExclUnlink = nm.ExclUnlink || excl
 		w.marks[i] = &nm
 		return nm.Wd, 0
 	}
 	w.nextWd[g]++
-	nm := &Mark{Group: g, Loc: LocSelf, Obj: obj, Inotify: true, Mask: bits, Wd: w.nextWd[g], Oneshot: oneshot}
+	nm := &Mark{Group: g, Loc: LocSelf, Obj: obj, Inotify: true, Mask: bits, Wd: w.nextWd[g], Oneshot: oneshot, ExclUnlink: excl}
 	w.marks = append(w.marks, nm)
 	return nm.Wd, 0
 }
@@ -230,6 +254,7 @@ func (w *World) InWatch(g int, obj string, mask uint32) (int32, unix.Errno) {
 // InRm applies inotify_rm_watch() of the watch of group g on obj: EINVAL when
 // there is none, else the watch goes and reports IN_IGNORED.
 func (w *World) InRm(g int, obj string) (unix.Errno, []Event) {
+	w.afterLink()
 	i, m := w.find(g, LocSelf, obj)
 	if m == nil || !m.Inotify {
 		w.K.hit(RuleInotifyRmEinval)
@@ -255,6 +280,10 @@ type Hook struct {
 	// NoPath: dirent events are reported with a dentry, not a path
 	// (fsnotify_name with FSNOTIFY_EVENT_DENTRY): no mount mark is visited.
 	NoPath bool
+	// Unlinked: an event on a path (FSNOTIFY_EVENT_PATH: fsnotify_file
+	// through an open file) whose dentry was unlinked (d_unlinked); an
+	// inotify watch with IN_EXCL_UNLINK drops it.
+	Unlinked bool
 }
 
 // Ops are the file operations the model knows, with the kind of object
@@ -262,6 +291,7 @@ type Hook struct {
 var Ops = map[string]string{
 	"read": "file", "write": "file", "chmod": "", "opendir": "dir",
 	"create": "file", "unlink": "file", "mkdir": "dir", "rmdir": "dir",
+	"unlinkrw": "file", "fifo": "fifo",
 }
 
 // hooks returns the errno of an operation of the actor on obj and the
@@ -285,6 +315,39 @@ var Ops = map[string]string{
 //     fsnotify_inoderemove FS_DELETE_SELF and the inode's marks go
 //     (inotify: IN_IGNORED); fsnotify_delete FS_DELETE on the directory.
 //   - rmdir: the same without the link count FS_ATTRIB, with FS_ISDIR.
+//   - fifo (a FIFO opened O_RDWR, a byte written and read back, closed):
+//     the hooks of a regular file opened for reading and writing -
+//     FS_OPEN_PERM, FS_OPEN (do_dentry_open, do_open -> fsnotify_open;
+//     the FIFO's own open, fifo_open, adds none), write(2) FS_MODIFY
+//     (vfs_write notifies after pipe_write returned a count), read(2)
+//     rw_verify_area FS_ACCESS_PERM, FS_ACCESS (vfs_read after
+//     pipe_read), close FS_CLOSE_WRITE. fs/pipe.c calls no fsnotify hook
+//     itself. Since 6.14 file_set_fsnotify_mode_from_watchers() disables
+//     only the pre-content events for files neither regular nor
+//     directories (FMODE_NONOTIFY_HSM), which the generator does not mark.
+//     The events of the write and the read reach the FIFO's parent too
+//     (inotify(7): IN_ACCESS and IN_MODIFY "can occur both for the
+//     directory itself and for objects inside the directory"); 6.1,
+//     6.12 and 6.18 do not deliver them to the parent (the explorer's
+//     -special shows it).
+//   - unlinkrw (an unlinked child used through an open file): open(O_RDWR)
+//     FS_OPEN_PERM, FS_OPEN; unlink(2) as above, except that the open
+//     file holds the dentry: d_delete only drops it (__d_drop, the dentry
+//     is not the last reference) and FS_DELETE_SELF waits for the last
+//     dput; read(2) of one byte at offset 0 FS_ACCESS_PERM, FS_ACCESS (not
+//     from a file with no data); write(2) twice, FS_MODIFY twice; close
+//     FS_CLOSE_WRITE, then the dput of the last reference ->
+//     dentry_unlink_inode -> fsnotify_inoderemove FS_DELETE_SELF, and the
+//     inode's marks go. The last reference is __fput's, or that of a
+//     queued event of an fd-reporting fanotify group (it holds the path:
+//     fanotify_alloc_path_event), freed when the group is read; the
+//     explorer reads those groups first, so either way FS_DELETE_SELF
+//     comes last in the step. The events through the open file after the unlink
+//     carry the unlinked path (Unlinked): the dentry keeps its name and
+//     its parent (d_parent), so __fsnotify_parent still notifies the
+//     directory (inotify(7) IN_EXCL_UNLINK: "By default, when watching
+//     events on the children of a directory, events are generated for
+//     children even after they have been unlinked from the directory").
 //
 // Events on a directory carry FS_ISDIR (fsnotify_parent and fsnotify_inode
 // add it). An operation on a missing object is ENOENT; create and mkdir of
@@ -312,6 +375,43 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 		return unix.ENOENT, nil
 	}
 	switch op {
+	case "fifo":
+		if isDir {
+			return unix.EISDIR, nil
+		}
+		if !w.fifo[obj] {
+			return unix.EINVAL, nil // the explorer does this only to a FIFO
+		}
+		w.K.hit(RuleFifo)
+		evs := []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_ACCESS_PERM, unix.FAN_ACCESS, unix.FAN_CLOSE_WRITE}
+		out := make([]Hook, len(evs))
+		for i, e := range evs {
+			out[i] = Hook{Ev: e, Obj: obj}
+		}
+		return 0, out
+	case "unlinkrw":
+		if isDir {
+			return unix.EISDIR, nil // open(O_RDWR) of a directory
+		}
+		k := w.K
+		out := []Hook{{Ev: unix.FAN_OPEN_PERM, Obj: obj}, {Ev: unix.FAN_OPEN, Obj: obj},
+			{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true}}
+		if k.faulty(FaultDeleteSelfAtUnlink) {
+			out = append(out, Hook{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true})
+		}
+		out = append(out, Hook{Ev: unix.FAN_DELETE, Obj: parent, Name: name, NoPath: true},
+			Hook{Ev: unix.FAN_ACCESS_PERM, Obj: obj, Unlinked: true})
+		if !w.empty[obj] {
+			out = append(out, Hook{Ev: unix.FAN_ACCESS, Obj: obj, Unlinked: true})
+		}
+		out = append(out, Hook{Ev: unix.FAN_MODIFY, Obj: obj, Unlinked: true},
+			Hook{Ev: unix.FAN_MODIFY, Obj: obj, Unlinked: true},
+			Hook{Ev: unix.FAN_CLOSE_WRITE, Obj: obj, Unlinked: true})
+		if !k.faulty(FaultDeleteSelfAtUnlink) {
+			k.hit(RuleUnlinkedOpen)
+			out = append(out, Hook{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true})
+		}
+		return 0, out
 	case "unlink":
 		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true},
 			{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true},
@@ -349,6 +449,7 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 // every group's events. The tree changes with create, mkdir, unlink and
 // rmdir (isDir gives a new object's kind).
 func (w *World) Act(op, obj string) (unix.Errno, []Event) {
+	w.afterLink()
 	errno, hs := w.hooks(op, obj)
 	var out []Event
 	for _, h := range hs {
@@ -371,7 +472,8 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 		delete(w.empty, obj)
 	case op == "mkdir":
 		w.nodes[obj] = true
-	case op == "unlink", op == "rmdir":
+	case op == "unlink", op == "rmdir", op == "unlinkrw":
+		delete(w.fifo, obj)
 		delete(w.nodes, obj)
 		delete(w.empty, obj)
 	}
@@ -396,6 +498,7 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 // and its parent is the new directory from then on (__d_move updates the
 // dentry's parent-watched flag: fsnotify_update_flags).
 func (w *World) Rename(from, to string) (unix.Errno, []Event) {
+	w.afterLink()
 	k := w.K
 	isDir, ok := w.nodes[from]
 	if !ok || from == "." {
@@ -453,11 +556,17 @@ func (w *World) Rename(from, to string) (unix.Errno, []Event) {
 		}
 		return n, false
 	}
-	nodes, empty := map[string]bool{}, map[string]bool{}
+	nodes, empty, fifo := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	delete(w.fifo, to) // an overwritten target
 	for n, d := range w.nodes {
 		nn, _ := rename(n)
 		nodes[nn] = d
 	}
+	for n := range w.fifo {
+		nn, _ := rename(n)
+		fifo[nn] = true
+	}
+	w.fifo = fifo
 	for n := range w.empty {
 		nn, _ := rename(n)
 		empty[nn] = true
@@ -473,6 +582,46 @@ func (w *World) Rename(from, to string) (unix.Errno, []Event) {
 	if k.faulty(FaultRenameStaleParent) {
 		w.staleParent[to] = parentOf(from)
 	}
+	return 0, out
+}
+
+// Link runs link(from, to) of the actor through the model (fs/namei.c
+// do_linkat, vfs_link; fsnotify_link): its errno, and every group's
+// events. The errno checks, in the kernel's order: a missing source or
+// target directory ENOENT (the lookups), an existing target EEXIST
+// (filename_create), a directory source EPERM (vfs_link; link(2) "EPERM
+// oldpath is a directory").
+//
+// The hooks (fsnotify_link): fsnotify_link_count FS_ATTRIB on the inode
+// (fsnotify_inode: its own marks, the filesystem's, no parent, no mount
+// mark), then FS_CREATE on the new directory with the new name (no path).
+//
+// The model does not follow the hardlink pair afterwards (events through
+// either name are the one inode's): a link must be the last step of a
+// scenario, and World panics on any later step.
+func (w *World) Link(from, to string) (unix.Errno, []Event) {
+	w.afterLink()
+	k := w.K
+	isDir, ok := w.nodes[from]
+	if !ok {
+		return unix.ENOENT, nil
+	}
+	if _, ok := w.nodes[parentOf(to)]; !ok || to == "." {
+		return unix.ENOENT, nil
+	}
+	if _, ok := w.nodes[to]; ok {
+		return unix.EEXIST, nil
+	}
+	if isDir {
+		return unix.EPERM, nil
+	}
+	k.hit(RuleLink)
+	var out []Event
+	if !k.faulty(FaultLinkNoAttrib) {
+		out = append(out, w.deliver(Hook{Ev: unix.FAN_ATTRIB, Obj: from, InodeOnly: true})...)
+	}
+	out = append(out, w.deliver(Hook{Ev: unix.FAN_CREATE, Obj: parentOf(to), Name: path.Base(to), NoPath: true})...)
+	w.linked = true
 	return 0, out
 }
 
@@ -518,6 +667,9 @@ func (w *World) deliver(h Hook) []Event {
 		case m.Obj == h.Obj:
 			return LocSelf, true
 		case m.Obj == parent && h.Name == "" && !h.InodeOnly:
+			if h.Unlinked && k.faulty(FaultUnlinkedNotToParent) {
+				return 0, false
+			}
 			return LocParent, true
 		}
 		return 0, false
@@ -530,6 +682,13 @@ func (w *World) deliver(h Hook) []Event {
 			continue
 		}
 		if m := k.fanotifyMask(groups[g], h.Ev, h.IsDir, w.kinds[g].FID); m != 0 {
+			// fanotify_group_event_mask, for a group reporting fds: "Path
+			// type events are only relevant for files and dirs" - no event
+			// on a FIFO (after send_to_group cleared ignore masks).
+			if !w.kinds[g].FID && w.fifo[h.Obj] {
+				k.hit(RuleFanotifyRegDirOnly)
+				continue
+			}
 			ev := Event{Group: g, Obj: h.Obj, Mask: m}
 			if w.kinds[g].DirName {
 				var ok bool
@@ -592,6 +751,14 @@ func (w *World) inotifyEvents(g int, vs []visit, h Hook) []Event {
 	for _, pass := range []Loc{LocParent, LocSelf} {
 		for _, v := range vs {
 			if v.role != pass || h.Ev&v.m.Mask == 0 {
+				continue
+			}
+			// fsnotify_handle_inode_event: "if ((inode_mark->flags &
+			// FSNOTIFY_MARK_FLAG_EXCL_UNLINK) && path &&
+			// d_unlinked(path->dentry)) return 0;" - for the parent's
+			// watch and the child's own alike (inotify(7) IN_EXCL_UNLINK).
+			if v.m.ExclUnlink && h.Unlinked && !k.faulty(FaultExclUnlinkIgnored) {
+				k.hit(RuleInotifyExclUnlink)
 				continue
 			}
 			if pass == LocSelf && sentParent && k.faulty(FaultInotifyParentOnly) {
@@ -672,12 +839,22 @@ func Fold(evs []Event) []Event {
 // events of one step in the order of the fsnotify calls, a parent's watch
 // before the child's own (fsnotify_handle_event), through one queue per
 // instance: that order is compared exactly.
-func InotifyMerge(kinds []GroupKind, evs []Event) []Event {
+func InotifyMerge(kinds []GroupKind, evs []Event) []Event { return Fixed.InotifyMerge(kinds, evs) }
+
+// InotifyMerge is the package-level InotifyMerge under this kernel (its fault, its coverage).
+func (k Kernel) InotifyMerge(kinds []GroupKind, evs []Event) []Event {
+	if k.faulty(FaultInotifyNoCoalesce) {
+		return evs
+	}
 	var out []Event
 	tail := map[int]int{} // group -> index in out of its queue's tail
 	for _, e := range evs {
 		if kinds[e.Group].Inotify {
 			if i, ok := tail[e.Group]; ok && out[i] == e && e.Mask&unix.IN_IGNORED == 0 {
+				k.hit(RuleInotifyCoalesce)
+				continue
+			}
+			if k.faulty(FaultInotifyCoalesceAny) && e.Mask&unix.IN_IGNORED == 0 && slices.Contains(out, e) {
 				continue
 			}
 			tail[e.Group] = len(out)
@@ -711,4 +888,117 @@ func Normalise(kinds []GroupKind, evs []Event) []Event {
 		out = append(out[:i], append(seq[g], out[i:]...)...)
 	}
 	return out
+}
+
+// permRank is a group's place in the order fsnotify() offers it a
+// permission event: fsnotify_iter_select_report_types picks, among the
+// heads of every mark list the event visits, the group that
+// fsnotify_compare_groups puts first, the one of higher priority
+// (FS_PRIO_2 for FAN_CLASS_PRE_CONTENT, FS_PRIO_1 for FAN_CLASS_CONTENT);
+// fanotify_handle_event then waits for the group's answer before the next
+// group is offered the event. fanotify(7) FAN_CLASS_PRE_CONTENT /
+// FAN_CLASS_CONTENT: the order in which listeners receive events.
+func permRank(k GroupKind) int {
+	switch {
+	case k.Init&unix.FAN_CLASS_PRE_CONTENT == unix.FAN_CLASS_PRE_CONTENT:
+		return 2
+	case k.Init&unix.FAN_CLASS_CONTENT != 0:
+		return 1
+	}
+	return 0
+}
+
+// PermOrder is the model's order in which groups receive each permission
+// event of a step (see permRank): the events of evs with a permission
+// bit, each group's in priority order, rendered by RenderPermOrder. Groups
+// of one class are not ordered (fsnotify_compare_groups then compares the
+// groups' addresses).
+func (k Kernel) PermOrder(kinds []GroupKind, evs []Event) []string {
+	var perm []Event
+	for _, e := range evs {
+		if !kinds[e.Group].Inotify && e.Mask&permEvents != 0 {
+			perm = append(perm, e)
+		}
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		ri, rj := permRank(kinds[perm[i].Group]), permRank(kinds[perm[j].Group])
+		if k.faulty(FaultPermClassOrderReversed) {
+			ri, rj = rj, ri
+		}
+		return ri > rj
+	})
+	if len(perm) > 0 {
+		k.hit(RulePermClassOrder)
+	}
+	return RenderPermOrder(kinds, perm)
+}
+
+// RenderPermOrder renders the order in which groups received each
+// permission event (mask bit and object), evs in that order: one line per
+// event that groups of more than one class received, listing the classes
+// in order, each with its groups (sorted, since groups of one class are
+// not ordered), e.g. "FAN_OPEN_PERM f: pre_content{g1} < content{g0,g2}".
+func RenderPermOrder(kinds []GroupKind, evs []Event) []string {
+	type key struct {
+		bit uint32
+		obj string
+	}
+	var keys []key
+	seq := map[key][]int{}
+	for _, e := range evs {
+		for bit := uint32(1); bit != 0; bit <<= 1 {
+			if e.Mask&bit&permEvents == 0 {
+				continue
+			}
+			kk := key{bit, e.Obj}
+			if _, ok := seq[kk]; !ok {
+				keys = append(keys, kk)
+			}
+			seq[kk] = append(seq[kk], e.Group)
+		}
+	}
+	var out []string
+	for _, kk := range keys {
+		var runs []string
+		var cur []int
+		curName := ""
+		classes := 0
+		flush := func() {
+			if len(cur) == 0 {
+				return
+			}
+			sort.Ints(cur)
+			var gs []string
+			for _, g := range cur {
+				gs = append(gs, "g"+strconv.Itoa(g))
+			}
+			runs = append(runs, curName+"{"+strings.Join(gs, ",")+"}")
+			cur = nil
+		}
+		for _, g := range seq[kk] {
+			if n := kinds[g].Name; n != curName {
+				flush()
+				curName = n
+				classes++
+			}
+			cur = append(cur, g)
+		}
+		flush()
+		if classes > 1 {
+			out = append(out, permName(kk.bit)+" "+kk.obj+": "+strings.Join(runs, " < "))
+		}
+	}
+	return out
+}
+
+func permName(bit uint32) string {
+	switch bit {
+	case unix.FAN_OPEN_PERM:
+		return "FAN_OPEN_PERM"
+	case unix.FAN_ACCESS_PERM:
+		return "FAN_ACCESS_PERM"
+	case unix.FAN_OPEN_EXEC_PERM:
+		return "FAN_OPEN_EXEC_PERM"
+	}
+	return "perm:" + strconv.FormatUint(uint64(bit), 16)
 }

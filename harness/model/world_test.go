@@ -2,6 +2,7 @@ package model
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -153,5 +154,31 @@ func TestWorldSentences(t *testing.T) {
 				t.Errorf("events %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPermOrder: the model offers a permission event to pre-content groups
+// before content groups; a delivery that interleaves the classes, or
+// reverses them, renders differently, and groups of one class are not
+// ordered among themselves.
+func TestPermOrder(t *testing.T) {
+	content := GroupKind{Name: "content", Init: unix.FAN_CLASS_CONTENT, Perm: true}
+	pre := GroupKind{Name: "pre_content", Init: unix.FAN_CLASS_PRE_CONTENT, Perm: true}
+	kinds := []GroupKind{content, pre, content}
+	ev := func(g int) Event { return Event{Group: g, Obj: "f", Mask: unix.FAN_OPEN_PERM} }
+	want := Fixed.PermOrder(kinds, []Event{ev(0), ev(2), ev(1)})
+	if len(want) != 1 || want[0] != "FAN_OPEN_PERM f: pre_content{g1} < content{g0,g2}" {
+		t.Fatalf("model order %q", want)
+	}
+	if got := RenderPermOrder(kinds, []Event{ev(1), ev(2), ev(0)}); !slices.Equal(got, want) {
+		t.Errorf("content groups in another order: %q, want %q", got, want)
+	}
+	for _, bad := range [][]Event{{ev(0), ev(1), ev(2)}, {ev(0), ev(2), ev(1)}} {
+		if got := RenderPermOrder(kinds, bad); slices.Equal(got, want) {
+			t.Errorf("delivery %v renders as the model's order %q", bad, got)
+		}
+	}
+	if got := RenderPermOrder(kinds[:1], []Event{ev(0)}); len(got) != 0 {
+		t.Errorf("one class: %q, want no line", got)
 	}
 }

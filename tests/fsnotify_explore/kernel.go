@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,7 +50,18 @@ type responder struct {
 	err  error
 }
 
-func respond(g *group) *responder {
+// permLog is the order in which the responders of a step read permission
+// events, across groups: a group is offered a permission event only after
+// the group before it answered (fanotify_handle_event waits), so the order
+// of the reads is the order of delivery (model.PermOrder).
+type permLog struct {
+	mu  sync.Mutex
+	evs []model.Event
+}
+
+// respond starts a responder for group gi; it logs every permission event
+// it reads in log (named by name) before answering it.
+func respond(g *group, gi int, log *permLog, name func(path string) string) *responder {
 	rp := &responder{g: g, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(rp.done)
@@ -65,6 +77,9 @@ func respond(g *group) *responder {
 			}
 			for _, e := range evs {
 				if e.IsPermission() {
+					log.mu.Lock()
+					log.evs = append(log.evs, model.Event{Group: gi, Obj: name(e.Path), Mask: uint32(e.Mask)})
+					log.mu.Unlock()
 					if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
 						err = rerr
 					}
@@ -107,13 +122,16 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 			unix.Close(fd)
 		}
 	}()
-	for _, obj := range objects {
+	t, objs := treeOf(s)
+	for _, obj := range objs {
 		p := filepath.Join(dir, obj)
 		var err error
 		switch {
 		case obj == ".":
-		case tree[obj]:
+		case t[obj]:
 			err = os.Mkdir(p, 0o755)
+		case obj == fifoName:
+			err = unix.Mkfifo(p, 0o644)
 		default:
 			err = os.WriteFile(p, []byte("data\n"), 0o644)
 		}
@@ -166,10 +184,11 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// until answered: while it acts, a responder per such group allows
 		// each one and keeps every event it read.
 		var rs []*responder
-		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" {
+		log := &permLog{}
+		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" {
 			for gi, g := range gs {
 				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
-					rs = append(rs, respond(g))
+					rs = append(rs, respond(g, gi, log, func(p string) string { return relObj(dir, p) }))
 				}
 			}
 		}
@@ -187,15 +206,29 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 				return nil, fmt.Errorf("step %d: %w", i+1, err)
 			}
 		}
+		// The fd-reporting fanotify groups are read first: a queued event
+		// of theirs holds its path (fanotify_alloc_path_event: path_get),
+		// so the last dput of a file unlinked while open (unlinkrw), and
+		// with it FS_DELETE_SELF (dentry_unlink_inode ->
+		// fsnotify_inoderemove), may wait until such an event is read and
+		// freed, and its fd closed (fanotify.Group.Read closes it). Read
+		// first, they let that happen before the other groups are read,
+		// so FS_DELETE_SELF and IN_IGNORED fall in the step that caused
+		// them, as the model says.
 		var evs []model.Event
-		for gi, g := range gs {
-			got, err := r.drain(gi, g, dir, handles)
-			if err != nil {
-				return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
+		for _, fdFirst := range []bool{true, false} {
+			for gi, g := range gs {
+				if (g.fan != nil && !g.kind.FID) != fdFirst {
+					continue
+				}
+				got, err := r.drain(gi, g, dir, handles)
+				if err != nil {
+					return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
+				}
+				evs = append(evs, got...)
 			}
-			evs = append(evs, got...)
 		}
-		out[i] = observe(kinds, res, evs)
+		out[i] = withPerm(observe(kinds, res, evs), model.RenderPermOrder(kinds, log.evs))
 		if st.Op == "rename" && res == "" {
 			renamed(st.Obj, st.To, pins, handles, gs)
 		}
@@ -207,7 +240,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 // unlink and rmdir, the target of a rename.
 func removes(st Step) string {
 	switch st.Op {
-	case "unlink", "rmdir":
+	case "unlink", "rmdir", "unlinkrw":
 		return st.Obj
 	case "rename":
 		return st.To
@@ -320,9 +353,12 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		return "", fmt.Errorf("empty step")
 	}
 	var err error
-	if st.Op == "rename" {
+	switch st.Op {
+	case "rename":
 		err = r.a.Rename(p, path(st.To))
-	} else {
+	case "link":
+		err = r.a.Link(p, path(st.To))
+	default:
 		err = r.act(st.Op, p, isDirName[st.Obj])
 	}
 	e, err := markmirror.Errno(err)
@@ -372,10 +408,51 @@ func (r *runner) act(op, p string, isDir bool) error {
 		return a.Mkdir(p, 0o755)
 	case "unlink":
 		return a.Unlink(p)
+	case "fifo":
+		// The FIFO, opened for both sides (open(2) of a FIFO with O_RDWR
+		// does not wait for a peer, fifo(7)): a byte written, read back.
+		return openDo(a, p, unix.O_RDWR, func(fd int) error {
+			if _, err := a.Write(fd, []byte("w")); err != nil {
+				return err
+			}
+			_, err := a.Read(fd, 1)
+			return err
+		})
+	case "unlinkrw":
+		// An unlinked child used through an open file: open, unlink,
+		// read one byte, write twice, close.
+		return openDo(a, p, unix.O_RDWR, func(fd int) error {
+			if err := a.Unlink(p); err != nil {
+				return err
+			}
+			if _, err := a.Read(fd, 1); err != nil {
+				return err
+			}
+			for range 2 {
+				if _, err := a.Write(fd, []byte("w")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	case "rmdir":
 		return a.Rmdir(p)
 	}
 	return fmt.Errorf("unknown operation %q", op)
+}
+
+// openDo opens p in the actor, calls do with the fd and closes it: the
+// first error of the three.
+func openDo(a *actor.Actor, p string, flags int, do func(fd int) error) error {
+	fd, err := a.Open(p, flags, 0)
+	if err != nil {
+		return err
+	}
+	if err := do(fd); err != nil {
+		a.Close(fd)
+		return err
+	}
+	return a.Close(fd)
 }
 
 // drain reads a group's queue (events are queued before the actor's call
@@ -430,7 +507,17 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 				}
 			}
 		}
-		if e.Pid != pid {
+		// fanotify(7): pid is that "of the process that caused the
+		// event". FS_DELETE_SELF of a file unlinked while open is caused
+		// by whoever drops the last reference to its dentry: the actor's
+		// close, or this process, reading and freeing a queued event of
+		// an fd-reporting group that holds the path
+		// (fanotify_alloc_path_event) - which of the two depends on
+		// whether a responder read such an event before the actor's
+		// close (a race the model cannot predict). So FAN_DELETE_SELF
+		// by this process counts as the actor's; any other pid does not.
+		lastRef := e.Pid == int32(os.Getpid()) && e.Mask&^unix.FAN_ONDIR == unix.FAN_DELETE_SELF
+		if e.Pid != pid && !lastRef {
 			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
 		}
 		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask), Rec: rec})
@@ -442,7 +529,15 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 	return out, err
 }
 
+// relObj names the object of an event's fd by its path relative to the
+// scenario directory. An unlinked file's path reads "<path> (deleted)"
+// (d_path, fs/d_path.c): whether an event of a step shows it depends on
+// whether its fd was read before or after the unlink in that step (a
+// responder reads mid-step; fanotify_merge folds later events into the
+// queued one, whose fd is read after the step), not on the event, so the
+// suffix is cut: the object is the same inode either way.
 func relObj(dir, p string) string {
+	p = strings.TrimSuffix(p, " (deleted)")
 	if p == dir {
 		return "."
 	}

@@ -50,6 +50,15 @@ func observe(kinds []model.GroupKind, result string, evs []model.Event) Obs {
 	return o
 }
 
+// withPerm adds the order in which groups of different classes received
+// each permission event of the step (model.RenderPermOrder).
+func withPerm(o Obs, perm []string) Obs {
+	for _, l := range perm {
+		o = append(o, "permission order: "+l)
+	}
+	return o
+}
+
 func (o Obs) String() string {
 	if len(o) == 0 {
 		return "(nothing)"
@@ -73,7 +82,11 @@ func firstDiff(a, b []Obs) int {
 // predict runs a scenario through the model.
 func predict(k model.Kernel, s *Scenario) []Obs {
 	kinds := s.kinds()
-	w := model.NewWorld(k, tree, kinds)
+	t, _ := treeOf(s)
+	w := model.NewWorld(k, t, kinds)
+	if s.Special {
+		w.SetFIFO(fifoName)
+	}
 	out := make([]Obs, len(s.Steps))
 	for i, st := range s.Steps {
 		var res string
@@ -91,6 +104,12 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 			var e unix.Errno
 			e, evs = w.InRm(st.Group, st.Obj)
 			res = errnoText(e)
+		case "link":
+			var e unix.Errno
+			e, evs = w.Link(st.Obj, st.To)
+			if e != 0 {
+				res = errnoText(e)
+			}
 		case "rename":
 			var e unix.Errno
 			e, evs = w.Rename(st.Obj, st.To)
@@ -104,7 +123,7 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 				res = errnoText(e)
 			}
 		}
-		out[i] = observe(kinds, res, model.InotifyMerge(kinds, evs))
+		out[i] = withPerm(observe(kinds, res, k.InotifyMerge(kinds, evs)), k.PermOrder(kinds, evs))
 		if k.Cov != nil {
 			k.Cov.EndPath()
 		}

@@ -210,4 +210,62 @@ var regressions = []regression{
 			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x400, Obj: ""},           // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_DELETE_SELF, <fs root>)
 			{Op: "rename", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "s/h"}, // actor rename g -> s/h
 		}}},
+	{
+		Name:    "witness_excl_unlink_ignored",
+		Doc:     "a directory watch with IN_EXCL_UNLINK gets no event of a child used through an open file after its unlink (inotify(7) IN_EXCL_UNLINK; fsnotify_handle_inode_event: d_unlinked)",
+		Witness: model.FaultExclUnlinkIgnored,
+		Scenario: Scenario{Seed: 10, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x4000008, Obj: "."}, // g0 inotify_add_watch(., IN_CLOSE_WRITE|IN_EXCL_UNLINK)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},    // actor unlinkrw f
+		}}},
+	{
+		Name:    "witness_unlinked_child_not_to_parent",
+		Doc:     "a directory watch without IN_EXCL_UNLINK still gets the events of a child used through an open file after its unlink (inotify(7) IN_EXCL_UNLINK: \"by default ... events are generated for children even after they have been unlinked\")",
+		Witness: model.FaultUnlinkedNotToParent,
+		Scenario: Scenario{Seed: 62, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x8, Obj: "."},    // g0 inotify_add_watch(., IN_CLOSE_WRITE)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"}, // actor unlinkrw g
+		}}},
+	{
+		Name:    "witness_delete_self_at_unlink_while_open",
+		Doc:     "a file unlinked while open keeps its watch until the last close: IN_CLOSE_WRITE, then IN_DELETE_SELF's IN_IGNORED (d_delete leaves the inode to the last dput -> fsnotify_inoderemove)",
+		Witness: model.FaultDeleteSelfAtUnlink,
+		Scenario: Scenario{Seed: 10, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x8, Obj: "f"},    // g0 inotify_add_watch(f, IN_CLOSE_WRITE)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f
+		}}},
+	{
+		Name:    "witness_inotify_no_coalesce",
+		Doc:     "two successive identical IN_MODIFY of one child are coalesced into one event (inotify(7); inotify_merge, event_compare)",
+		Witness: model.FaultInotifyNoCoalesce,
+		Scenario: Scenario{Seed: 62, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "."},    // g0 inotify_add_watch(., IN_MODIFY)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g"}, // actor unlinkrw g
+		}}},
+	{
+		Name:    "witness_link_without_attrib",
+		Doc:     "link(2) reports IN_ATTRIB to the inode's own watch: its link count changed (fsnotify_link -> fsnotify_link_count)",
+		Witness: model.FaultLinkNoAttrib,
+		Scenario: Scenario{Seed: 187, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x4, Obj: "g"},         // g0 inotify_add_watch(g, IN_ATTRIB)
+			{Op: "link", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "g", To: "n"}, // actor link g -> n
+		}}},
+	{
+		Name:    "witness_perm_class_order_reversed",
+		Doc:     "a FAN_CLASS_PRE_CONTENT group is offered a permission event before a FAN_CLASS_CONTENT group (fanotify(7) FAN_CLASS_PRE_CONTENT; fsnotify_iter_select_report_types, fsnotify_compare_groups)",
+		Witness: model.FaultPermClassOrderReversed,
+		Scenario: Scenario{Seed: 55, Groups: []string{"content", "pre_content"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x11, Mask: 0x20000, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_ACCESS_PERM, <mount root>)
+			{Op: "mark", Group: 1, Flags: 0x11, Mask: 0x20000, Obj: "."}, // g1 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_ACCESS_PERM, <mount root>)
+			{Op: "read", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"},      // actor read f
+		}}},
+	{
+		Name:    "witness_inotify_coalesce_not_successive",
+		Doc:     "an event identical to one queued earlier but not to the queue's tail is not coalesced: a parent's and a child's watch of one instance alternate (inotify_merge compares with the last event; inotify(7) \"successive\")",
+		Witness: model.FaultInotifyCoalesceAny,
+		Scenario: Scenario{Seed: 285, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "."},    // g0 inotify_add_watch(., IN_MODIFY)
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "f"},    // g0 inotify_add_watch(f, IN_MODIFY)
+			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f (open O_RDWR, unlink, read 1 byte, write twice, close)
+		}}},
 }
