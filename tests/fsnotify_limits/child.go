@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,6 +129,11 @@ type childReport struct {
 	Reused string
 	// Setup is a setup error; the other fields are then meaningless.
 	Setup string
+	// SysctlDenied: Setup is the limit's write refused (EACCES or EPERM:
+	// the child lacks CAP_SYS_RESOURCE in its namespace, kernel/ucount.c
+	// set_permissions), as under an LSM that strips the capabilities of a
+	// namespace an unprivileged user created.
+	SysctlDenied bool `json:",omitempty"`
 }
 
 // runChild runs in the new user namespace: it sets the namespace's limit,
@@ -159,6 +165,7 @@ func childRun(kind, dir, limit string) (rep childReport) {
 	path := "/proc/sys/user/" + l.sysctl
 	if err := os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644); err != nil {
 		rep.Setup = fmt.Sprintf("write %s in the child user namespace: %v", path, err)
+		rep.SysctlDenied = errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 		return rep
 	}
 	if b, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(n) {
