@@ -221,10 +221,10 @@ func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {
 	var ee *exec.ExitError
 	assert.Assert(t, errors.As(err, &ee), "exit: %v", err)
 	assert.Equal(t, ee.ExitCode(), 128+int(syscall.SIGTERM))
-	// killGrace (2 s) plus scheduling, and not less: the grace is given. The
-	// upper bound is loose enough for a loaded
-	// CI machine (go test runs packages side by side) and still far below
-	// the case's 1m timeout, which a missing SIGKILL would wait for.
+	// killGrace (2 s) plus scheduling, and not less: the grace is given.
+	// The upper bound is loose enough for a loaded CI machine (go test runs
+	// packages side by side) and still far below the case's 1m timeout,
+	// which a missing SIGKILL would wait for.
 	assert.Assert(t, took >= 1900*time.Millisecond && took < 10*time.Second, "SIGTERM to exit took %v, want about 2s", took)
 	assert.Assert(t, !fixture.ProcessAlive(inner), "case process %d outlived its supervisor", inner)
 }
