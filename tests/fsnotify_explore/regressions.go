@@ -268,4 +268,13 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "f"},    // g0 inotify_add_watch(f, IN_MODIFY)
 			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f (open O_RDWR, unlink, read 1 byte, write twice, close)
 		}}},
+	{
+		Name:    "witness_special_file_access_to_parent",
+		Doc:     "a directory watch for IN_ACCESS gets no IN_ACCESS of a FIFO in it read through the FIFO (__fsnotify_parent: parent interest in ACCESS/MODIFY does not apply to special files, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x1, Obj: "."}, // g0 inotify_add_watch(., IN_ACCESS)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},  // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
 }
