@@ -277,4 +277,24 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x1, Obj: "."}, // g0 inotify_add_watch(., IN_ACCESS)
 			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},  // actor fifo p (open O_RDWR, write a byte, read it back, close)
 		}}},
+	{
+		Name:    "witness_special_file_parent_ignore_not_applied",
+		Doc:     "a directory's FAN_MARK_IGNORE mask for FAN_MODIFY with FAN_EVENT_ON_CHILD does not hide a FIFO's write from a filesystem mark: the parent's marks are not visited for it (__fsnotify_parent, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x441, Mask: 0x8000002, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_SURV_MODIFY|FAN_MARK_IGNORE, FAN_MODIFY|FAN_EVENT_ON_CHILD, .)
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x2, Obj: ""},        // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_MODIFY, <fs root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},         // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
+		Name:    "witness_special_file_modify_keeps_parent_ignore",
+		Doc:     "a FIFO's write does not clear its directory mark's non-surviving ignore mask: the FIFO's FAN_CLOSE_WRITE stays ignored (send_to_group clears ignore masks of visited marks only; __fsnotify_parent, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x1, Mask: 0x8000008, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD, .)
+			{Op: "mark", Group: 0, Flags: 0x21, Mask: 0x8, Obj: "."},      // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_MASK, FAN_CLOSE_WRITE, .)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},       // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
 }
