@@ -3,11 +3,13 @@
 // notification, content and FID groups; mark and watch calls with every
 // mark type, both ignore flavours, SURV_MODIFY, EVICTABLE, FAN_ONDIR,
 // FAN_EVENT_ON_CHILD, IN_MASK_ADD, IN_ONESHOT and IN_EXCL_UNLINK; file
-// operations by an actor, among them a file unlinked while open and link(2)),
+// operations by an actor, among them a file unlinked while open, a FIFO read
+// and written, and link(2)),
 // runs each on the kernel and through the model of harness/model,
 // and on a mismatch shrinks the scenario to a minimal script and prints it
 // with want/got per group, the seed that replays it and a case row for the
-// regressions table. -model-fault plants a wrong rule in the model to
+// regressions table, with a HINT naming the kernel fix when the mismatch is
+// the rule of a kernel without it. -model-fault plants a wrong rule in the model to
 // measure the explorer's power; -record/-against compare two kernels.
 package main
 
