@@ -174,6 +174,16 @@ var (
 	markObjects = []string{".", ".", "s", "s", "f", "s/h", "g"}
 )
 
+// markObject draws the object of a mark or watch: one of markObjects, or
+// 1 in 10 the FIFO (its own marks and watches get its read and write
+// events, its parent's do not: model.World.deliver).
+func markObject(r *rand.Rand) string {
+	if r.Intn(10) == 0 {
+		return fifoName
+	}
+	return pick(r, markObjects)
+}
+
 // Scenario returns the scenario of a seed: the same seed and kinds give the same scenario.
 func (gen Generator) Scenario(seed int64) *Scenario {
 	r := rand.New(rand.NewSource(seed))
@@ -253,6 +263,14 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 			st.Mask |= unix.IN_EXCL_UNLINK
 		}
 		s.Steps = append(s.Steps, st)
+		if r.Intn(2) == 0 {
+			// and, in the same instance, a file in that directory watched
+			// for IN_MODIFY: a write then queues the parent's and the
+			// child's event in turn, which inotify_merge (the queue's tail
+			// only) must not coalesce across.
+			kid := map[string][]string{".": {"f", "g"}, "s": {"s/h"}}[st.Obj]
+			s.Steps = append(s.Steps, Step{Op: "watch", Group: gi, Obj: pick(r, kid), Mask: unix.IN_MODIFY})
+		}
 	}
 	for i := len(s.Steps); i < steps; i++ {
 		g := r.Intn(n)
@@ -503,7 +521,7 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_ADD}
 	switch x := r.Intn(10); {
 	case x < 6:
-		st.Obj = pick(r, markObjects)
+		st.Obj = markObject(r)
 	case x < 8:
 		st.Flags |= unix.FAN_MARK_MOUNT
 	default:
@@ -563,7 +581,7 @@ func genMark(r *rand.Rand, g int, kind string, prev []Step) Step {
 
 // genRemove draws a FAN_MARK_REMOVE, most often of what an earlier step added.
 func genRemove(r *rand.Rand, g int, prev []Step) Step {
-	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_REMOVE, Obj: pick(r, markObjects), Mask: pick(r, fanEvents)}
+	st := Step{Op: "mark", Group: g, Flags: unix.FAN_MARK_REMOVE, Obj: markObject(r), Mask: pick(r, fanEvents)}
 	if p, ok := earlier(r, prev, "mark"); ok && r.Intn(10) < 7 {
 		st.Obj, st.Mask = p.Obj, p.Mask&^(unix.FAN_ONDIR|unix.FAN_EVENT_ON_CHILD)
 		st.Flags |= p.Flags & (unix.FAN_MARK_IGNORED_MASK | unix.FAN_MARK_MOUNT | unix.FAN_MARK_FILESYSTEM)
@@ -578,7 +596,7 @@ func genRemove(r *rand.Rand, g int, prev []Step) Step {
 }
 
 func genWatch(r *rand.Rand, g int, prev []Step) Step {
-	st := Step{Op: "watch", Group: g, Obj: pick(r, markObjects)}
+	st := Step{Op: "watch", Group: g, Obj: markObject(r)}
 	if r.Intn(6) == 0 {
 		st.Op = "rmwatch"
 		if p, ok := earlier(r, prev, "watch"); ok {
