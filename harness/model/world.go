@@ -667,8 +667,8 @@ func (w *World) deliver(h Hook) []Event {
 	// nothing from the other mark types and is not cleared by the FIFO's
 	// FS_MODIFY. The FIFO's own marks, the mount's and the filesystem's
 	// still get the event, and a group that wants the parent and name
-	// (parent_needed: a FAN_REPORT_DIR_FID group's marks carry
-	// FAN_EVENT_ON_CHILD, fanotify_add_mark) still gets them (dfidName).
+	// (parent_needed: do_fanotify_mark gives a FAN_REPORT_DIR_FID group's marks
+	// FAN_EVENT_ON_CHILD) still gets them (dfidName).
 	special := w.fifo[h.Obj] && !h.NoPath && !h.InodeOnly &&
 		h.Ev&(unix.FAN_ACCESS|unix.FAN_MODIFY) != 0 && !k.faulty(FaultSpecialAccessToParent)
 	skipped := false

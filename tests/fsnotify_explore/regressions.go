@@ -297,4 +297,11 @@ var regressions = []regression{
 			{Op: "mark", Group: 0, Flags: 0x21, Mask: 0x8, Obj: "."},      // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_MASK, FAN_CLOSE_WRITE, .)
 			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},       // actor fifo p (open O_RDWR, write a byte, read it back, close)
 		}}},
+	{
+		Name: "special_file_dfid_name_gets_parent",
+		Doc:  "a FAN_REPORT_DFID_NAME group's filesystem mark gets a FIFO's read and write with its directory's fid and its name: the group wants the parent (__fsnotify_parent parent_needed; do_fanotify_mark gives its marks FAN_EVENT_ON_CHILD), though since 635bc4def026 the parent is not interested",
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"dfid_name"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x3, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_ACCESS|FAN_MODIFY, <fs root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},  // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
 }
