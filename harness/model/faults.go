@@ -52,6 +52,7 @@ const (
 	RulePermClassOrder        = "fsnotify_iter_select_report_types: permission events reach pre-content groups before content groups"
 	RuleFifo                  = "vfs_read/vfs_write/do_dentry_open: a FIFO's open, read and write notify as a regular file's"
 	RuleFanotifyRegDirOnly    = "fanotify_group_event_mask: an fd-reporting group gets no event on a file neither regular nor a directory"
+	RuleSpecialNoParent       = "__fsnotify_parent: a special file's read/write FS_ACCESS/FS_MODIFY is no event on child (635bc4def026)"
 )
 
 // Rules lists every rule id, for the coverage denominator.
@@ -65,7 +66,7 @@ var Rules = []string{
 	RuleInotifyRm, RuleInotifyRmEinval, RuleInotifyIsdir, RuleRename, RuleRenameOverwrite,
 	RuleDirent, RuleDeleteSelf, RuleErrPermNotif, RuleDFIDNoDir, RuleErrOnlydir,
 	RuleParentMarkNotWatching, RuleUnlinkedOpen, RuleInotifyExclUnlink, RuleInotifyCoalesce,
-	RuleLink, RulePermClassOrder, RuleFifo, RuleFanotifyRegDirOnly,
+	RuleLink, RulePermClassOrder, RuleFifo, RuleFanotifyRegDirOnly, RuleSpecialNoParent,
 }
 
 // Coverage counts the rules a run applied and the distinct rule paths (the
@@ -165,6 +166,7 @@ const (
 	FaultInotifyCoalesceAny       = "inotify_coalesce_not_successive"
 	FaultLinkNoAttrib             = "link_without_attrib"
 	FaultPermClassOrderReversed   = "perm_class_order_reversed"
+	FaultSpecialAccessToParent    = "special_file_access_to_parent"
 )
 
 // Fault describes one model fault.
@@ -172,6 +174,18 @@ type Fault struct {
 	Name   string
 	Family string // the rule family of issue 12 it belongs to
 	Doc    string // the wrong rule it plants
+}
+
+// KernelFix is a kernel commit, by its 12-digit id and subject.
+type KernelFix struct{ Commit, Subject string }
+
+// FaultFixes maps the faults that are the rule of a kernel without a fix to
+// that fix: the explorer names it when the fault explains a mismatch (the
+// kernel lacks the fix; the case fails, as any kernel bug's).
+var FaultFixes = map[string]KernelFix{
+	FaultParentIgnoreNoInterest:   {"4f0b903ded72", "fsnotify: fix merge with parent's ignored mask"},
+	FaultParentNotWatchingVisited: {"e730558adffb", "fsnotify: consistent behavior for parent not watching children"},
+	FaultSpecialAccessToParent:    {"635bc4def026", "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
 }
 
 // Faults lists every fault, one or more per rule family.
@@ -203,6 +217,7 @@ var Faults = []Fault{
 	{FaultInotifyCoalesceAny, "event merging", "inotify drops an event identical to any event still queued, not only to the queue's tail (inotify_merge compares with the last event only; inotify(7): \"successive\" events)"},
 	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
 	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
+	{FaultSpecialAccessToParent, "special files", "a FIFO's read and write (FS_ACCESS, FS_MODIFY through its path) are events on child: its parent's marks and watches get them, and are visited (kernel without 635bc4def026)"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

@@ -1,5 +1,5 @@
-// Package model is the oracle of fanotify_ignore and
-// fanotify_modify_clear (and of the scenario explorer to come): a model of how the
+// Package model is the oracle of fanotify_ignore,
+// fanotify_modify_clear and the scenario explorer (World): a model of how the
 // kernel merges marks and ignore masks, written from fanotify_mark(2) and from
 // the fs/notify source, never from a run's output. Every generated case takes
 // its expected result from Kernel.Deliver; the API cases take their errno
@@ -16,6 +16,12 @@
 //     fsnotify_mask_applicable(), fsnotify_inode_watches_children().
 //   - fs/notify/fsnotify.c __fsnotify_parent(), fsnotify(), send_to_group().
 //   - fs/notify/fanotify/fanotify.c fanotify_group_event_mask().
+//
+// The model is the current kernel's (with 4f0b903ded72, e730558adffb and
+// 635bc4def026, the last of which keeps a special file's read and write
+// events from its parent: World.deliver). A fault that is the rule of a
+// kernel without one of these fixes is listed in FaultFixes, so that a
+// mismatch it explains names the missing commit.
 package model
 
 import (

@@ -325,11 +325,9 @@ var Ops = map[string]string{
 //     itself. Since 6.14 file_set_fsnotify_mode_from_watchers() disables
 //     only the pre-content events for files neither regular nor
 //     directories (FMODE_NONOTIFY_HSM), which the generator does not mark.
-//     The events of the write and the read reach the FIFO's parent too
-//     (inotify(7): IN_ACCESS and IN_MODIFY "can occur both for the
-//     directory itself and for objects inside the directory"); 6.1,
-//     6.12 and 6.18 do not deliver them to the parent (the explorer's
-//     -special shows it).
+//     The events of the write and the read (FS_MODIFY, FS_ACCESS) do
+//     not reach the FIFO's parent (635bc4def026, deliver); its open and
+//     close do.
 //   - unlinkrw (an unlinked child used through an open file): open(O_RDWR)
 //     FS_OPEN_PERM, FS_OPEN; unlink(2) as above, except that the open
 //     file holds the dentry: d_delete only drops it (__d_drop, the dentry
@@ -658,6 +656,22 @@ func (w *World) deliver(h Hook) []Event {
 	if p, ok := w.staleParent[h.Obj]; ok {
 		parent = p // FaultRenameStaleParent
 	}
+	// __fsnotify_parent (635bc4def026 "fsnotify: do not generate
+	// ACCESS/MODIFY events on child for special files"): "The parent
+	// interest in ACCESS/MODIFY events does not apply to special files" -
+	// parent_interested is false for a path event (FSNOTIFY_EVENT_PATH) on
+	// a d_is_special dentry (a FIFO) with FS_ACCESS or FS_MODIFY. No
+	// FS_EVENT_ON_CHILD, so fsnotify() does not iterate the parent's marks
+	// at all (no inode2 of type FSNOTIFY_ITER_TYPE_PARENT): a parent's
+	// watch or FAN_EVENT_ON_CHILD mark gets nothing, its ignore mask hides
+	// nothing from the other mark types and is not cleared by the FIFO's
+	// FS_MODIFY. The FIFO's own marks, the mount's and the filesystem's
+	// still get the event, and a group that wants the parent and name
+	// (parent_needed: do_fanotify_mark gives a FAN_REPORT_DIR_FID group's marks
+	// FAN_EVENT_ON_CHILD) still gets them (dfidName).
+	special := w.fifo[h.Obj] && !h.NoPath && !h.InodeOnly &&
+		h.Ev&(unix.FAN_ACCESS|unix.FAN_MODIFY) != 0 && !k.faulty(FaultSpecialAccessToParent)
+	skipped := false
 	role := func(m *Mark) (Loc, bool) {
 		switch {
 		case m.Loc == LocMount:
@@ -670,11 +684,18 @@ func (w *World) deliver(h Hook) []Event {
 			if h.Unlinked && k.faulty(FaultUnlinkedNotToParent) {
 				return 0, false
 			}
+			if special {
+				skipped = true
+				return 0, false
+			}
 			return LocParent, true
 		}
 		return 0, false
 	}
 	groups, order := k.route(w.marks, role, h.Ev)
+	if skipped {
+		k.hit(RuleSpecialNoParent)
+	}
 	var out []Event
 	for _, g := range order {
 		if w.kinds[g].Inotify {

@@ -92,3 +92,31 @@ func TestWitnesses(t *testing.T) {
 		}
 	}
 }
+
+// TestFixHints: on each witness of a fault that is a kernel without a fix,
+// observations that follow the fault name that fix (and only faults that
+// explain them), and the correct model's name none.
+func TestFixHints(t *testing.T) {
+	for _, rg := range regressions {
+		fix, ok := model.FaultFixes[rg.Witness]
+		if !ok {
+			continue
+		}
+		s := rg.Scenario
+		if rg.Fix == nil || rg.Fix.Commit != fix.Commit {
+			t.Errorf("%s: Fix %v, want %s (model.FaultFixes)", rg.Name, rg.Fix, fix.Commit)
+		}
+		bad := model.Fixed
+		bad.Fault = rg.Witness
+		named := false
+		for _, f := range missingFixes(&s, predict(bad, &s)) {
+			named = named || f.Name == rg.Witness
+		}
+		if !named {
+			t.Errorf("%s: observations of a kernel without %s do not name it", rg.Name, fix.Commit)
+		}
+		if fs := missingFixes(&s, predict(model.Fixed, &s)); len(fs) != 0 {
+			t.Errorf("%s: the correct model's observations name %v", rg.Name, fs)
+		}
+	}
+}

@@ -3,11 +3,13 @@
 // notification, content and FID groups; mark and watch calls with every
 // mark type, both ignore flavours, SURV_MODIFY, EVICTABLE, FAN_ONDIR,
 // FAN_EVENT_ON_CHILD, IN_MASK_ADD, IN_ONESHOT and IN_EXCL_UNLINK; file
-// operations by an actor, among them a file unlinked while open and link(2)),
+// operations by an actor, among them a file unlinked while open, a FIFO read
+// and written, and link(2)),
 // runs each on the kernel and through the model of harness/model,
 // and on a mismatch shrinks the scenario to a minimal script and prints it
 // with want/got per group, the seed that replays it and a case row for the
-// regressions table. -model-fault plants a wrong rule in the model to
+// regressions table, with a HINT naming the kernel fix when the mismatch is
+// the rule of a kernel without it. -model-fault plants a wrong rule in the model to
 // measure the explorer's power; -record/-against compare two kernels.
 package main
 
@@ -50,7 +52,7 @@ func registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&opts.n, "n", defaultN, "scenarios per filesystem")
 	fs.DurationVar(&opts.duration, "duration", 25*time.Second, "stop drawing scenarios after this long per filesystem, said in a note (0: run all -n; a safety cap for slow VMs)")
 	fs.StringVar(&opts.fault, "model-fault", "", "plant this wrong rule in the model ('list' prints the names)")
-	fs.BoolVar(&opts.special, "special", false, "draw scenarios whose tree has a FIFO (not in the default run: the kernel differs from the model there, see README)")
+	fs.BoolVar(&opts.special, "special", false, "no effect, kept for old command lines: every scenario's tree has a FIFO")
 	fs.Func("record", "write the kernel's observations of the seed range to `FILE` (JSON)", setRecord)
 	fs.Func("against", "replay the scenarios recorded in `FILE` by -record and list every difference", loadAgainst)
 }
@@ -144,7 +146,7 @@ func kernel() model.Kernel {
 
 func runExplore(t *harness.T) {
 	kinds := setup(t)
-	gen := Generator{Kinds: kinds, Special: opts.special}
+	gen := Generator{Kinds: kinds}
 	r := &runner{base: t.Dir(), root: t.FS().Root, a: t.Actor()}
 	cov := model.NewCoverage()
 	k := kernel()
@@ -229,16 +231,44 @@ func reportMismatch(t *harness.T, r *runner, s *Scenario, d int, want, got []Obs
 	}
 	if opts.fault != "" {
 		t.Logf("  (model fault %s planted: the model, not the kernel, is wrong here)", opts.fault)
+	} else {
+		hintFix(t, small, sg)
 	}
 	fault := ""
-	if s.Special {
-		fault = " -special"
-	}
 	if opts.fault != "" {
-		fault += " -model-fault " + opts.fault
+		fault = " -model-fault " + opts.fault
 	}
 	t.Logf("replay: fsnotify_explore -seed %d -n 1 -run 'scenarios.%s'%s -v", s.Seed, t.FS().Type, fault)
 	t.Logf("case row for tests/fsnotify_explore/regressions.go:\n%s", small.Row(fmt.Sprintf("seed%d", s.Seed)))
+}
+
+// hintFix names the kernel fix a mismatch shows missing (missingFixes).
+func hintFix(t *harness.T, s *Scenario, got []Obs) {
+	for _, f := range missingFixes(s, got) {
+		fix := model.FaultFixes[f.Name]
+		t.Logf("%s: the kernel follows model fault %s: %s", (&harness.Fix{Commit: fix.Commit, Subject: fix.Subject}).Hint(), f.Name, f.Doc)
+	}
+}
+
+// missingFixes returns the faults that are the rule of a kernel without a
+// fix (model.FaultFixes) and predict exactly what the kernel did on s,
+// where the correct model does not.
+func missingFixes(s *Scenario, got []Obs) []model.Fault {
+	if firstDiff(predict(model.Fixed, s), got) < 0 {
+		return nil
+	}
+	var out []model.Fault
+	for _, f := range model.Faults {
+		if _, ok := model.FaultFixes[f.Name]; !ok {
+			continue
+		}
+		bad := model.Fixed
+		bad.Fault = f.Name
+		if firstDiff(predict(bad, s), got) < 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func obsAt(o []Obs, i int) string {

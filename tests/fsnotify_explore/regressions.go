@@ -268,4 +268,40 @@ var regressions = []regression{
 			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x2, Obj: "f"},    // g0 inotify_add_watch(f, IN_MODIFY)
 			{Op: "unlinkrw", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "f"}, // actor unlinkrw f (open O_RDWR, unlink, read 1 byte, write twice, close)
 		}}},
+	{
+		Name:    "witness_special_file_access_to_parent",
+		Doc:     "a directory watch for IN_ACCESS gets no IN_ACCESS of a FIFO in it read through the FIFO (__fsnotify_parent: parent interest in ACCESS/MODIFY does not apply to special files, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"inotify"}, Steps: []Step{
+			{Op: "watch", Group: 0, Flags: 0x0, Mask: 0x1, Obj: "."}, // g0 inotify_add_watch(., IN_ACCESS)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},  // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
+		Name:    "witness_special_file_parent_ignore_not_applied",
+		Doc:     "a directory's FAN_MARK_IGNORE mask for FAN_MODIFY with FAN_EVENT_ON_CHILD does not hide a FIFO's write from a filesystem mark: the parent's marks are not visited for it (__fsnotify_parent, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x441, Mask: 0x8000002, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_SURV_MODIFY|FAN_MARK_IGNORE, FAN_MODIFY|FAN_EVENT_ON_CHILD, .)
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x2, Obj: ""},        // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_MODIFY, <fs root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},         // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
+		Name:    "witness_special_file_modify_keeps_parent_ignore",
+		Doc:     "a FIFO's write does not clear its directory mark's non-surviving ignore mask: the FIFO's FAN_CLOSE_WRITE stays ignored (send_to_group clears ignore masks of visited marks only; __fsnotify_parent, 635bc4def026)",
+		Witness: model.FaultSpecialAccessToParent,
+		Fix:     &harness.Fix{Commit: "635bc4def026", Subject: "fsnotify: do not generate ACCESS/MODIFY events on child for special files"},
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x1, Mask: 0x8000008, Obj: "."}, // g0 fanotify_mark(FAN_MARK_ADD, FAN_CLOSE_WRITE|FAN_EVENT_ON_CHILD, .)
+			{Op: "mark", Group: 0, Flags: 0x21, Mask: 0x8, Obj: "."},      // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_MASK, FAN_CLOSE_WRITE, .)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},       // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
+		Name: "special_file_dfid_name_gets_parent",
+		Doc:  "a FAN_REPORT_DFID_NAME group's filesystem mark gets a FIFO's read and write with its directory's fid and its name: the group wants the parent (__fsnotify_parent parent_needed; do_fanotify_mark gives its marks FAN_EVENT_ON_CHILD), though since 635bc4def026 the parent is not interested",
+		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"dfid_name"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x3, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_ACCESS|FAN_MODIFY, <fs root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},  // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
 }
