@@ -185,10 +185,18 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// each one and keeps every event it read.
 		var rs []*responder
 		log := &permLog{}
+		// openGone: the file this step unlinks while it holds it open
+		// (unlinkrw), the only object whose event fds may read
+		// " (deleted)" and whose FS_DELETE_SELF this process may cause
+		// (relObj, drain).
+		openGone := ""
+		if st.Op == "unlinkrw" {
+			openGone = st.Obj
+		}
 		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" {
 			for gi, g := range gs {
 				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
-					rs = append(rs, respond(g, gi, log, func(p string) string { return relObj(dir, p) }))
+					rs = append(rs, respond(g, gi, log, func(p string) string { return relObj(dir, p, openGone) }))
 				}
 			}
 		}
@@ -221,7 +229,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 				if (g.fan != nil && !g.kind.FID) != fdFirst {
 					continue
 				}
-				got, err := r.drain(gi, g, dir, handles)
+				got, err := r.drain(gi, g, dir, handles, openGone)
 				if err != nil {
 					return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
 				}
@@ -456,8 +464,9 @@ func openDo(a *actor.Actor, p string, flags int, do func(fd int) error) error {
 }
 
 // drain reads a group's queue (events are queued before the actor's call
-// returned) and names each event's object the way the model does.
-func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) ([]model.Event, error) {
+// returned) and names each event's object the way the model does;
+// openGone is the file the step unlinked while open, if any (relObj).
+func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, openGone string) ([]model.Event, error) {
 	var out []model.Event
 	pid := int32(r.a.Pid())
 	if g.in != nil {
@@ -480,7 +489,7 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 		obj, rec := "?", ""
 		switch {
 		case e.Path != "":
-			obj = relObj(dir, e.Path)
+			obj = relObj(dir, e.Path, openGone)
 		case len(e.Info) > 0:
 			in := e.Info[0]
 			if o, ok := handles[in.Handle]; ok {
@@ -515,8 +524,11 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 		// (fanotify_alloc_path_event) - which of the two depends on
 		// whether a responder read such an event before the actor's
 		// close (a race the model cannot predict). So FAN_DELETE_SELF
-		// by this process counts as the actor's; any other pid does not.
-		lastRef := e.Pid == int32(os.Getpid()) && e.Mask&^unix.FAN_ONDIR == unix.FAN_DELETE_SELF
+		// of that file (openGone; in any other step the runner holds
+		// no reference: pins go first) by this process counts as the
+		// actor's; any other pid or object does not.
+		lastRef := e.Pid == int32(os.Getpid()) && e.Mask&^unix.FAN_ONDIR == unix.FAN_DELETE_SELF &&
+			openGone != "" && obj == openGone
 		if e.Pid != pid && !lastRef {
 			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
 		}
@@ -535,9 +547,14 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string) 
 // whether its fd was read before or after the unlink in that step (a
 // responder reads mid-step; fanotify_merge folds later events into the
 // queued one, whose fd is read after the step), not on the event, so the
-// suffix is cut: the object is the same inode either way.
-func relObj(dir, p string) string {
-	p = strings.TrimSuffix(p, " (deleted)")
+// suffix is cut for openGone, the file the step unlinked while open: the
+// object is the same inode either way. On any other object the suffix stays
+// (no other step leaves an event fd on an unlinked file), so a stale path
+// shows as a mismatch.
+func relObj(dir, p, openGone string) string {
+	if cut, ok := strings.CutSuffix(p, " (deleted)"); ok && openGone != "" && cut == path.Join(dir, openGone) {
+		p = cut
+	}
 	if p == dir {
 		return "."
 	}
