@@ -604,7 +604,9 @@ func (w *World) Link(from, to string) (unix.Errno, []Event) {
 	if !ok {
 		return unix.ENOENT, nil
 	}
-	if _, ok := w.nodes[parentOf(to)]; !ok || to == "." {
+	// The target "." is the scenario directory itself, an existing name
+	// (filename_create: EEXIST), not a name in a missing directory.
+	if _, ok := w.nodes[parentOf(to)]; !ok && to != "." {
 		return unix.ENOENT, nil
 	}
 	if _, ok := w.nodes[to]; ok {

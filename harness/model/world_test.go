@@ -182,3 +182,28 @@ func TestPermOrder(t *testing.T) {
 		t.Errorf("one class: %q, want no line", got)
 	}
 }
+
+// TestLinkErrno holds World.Link to do_linkat's order (fs/namei.c): the
+// source lookup (ENOENT), filename_create (ENOENT for a missing directory,
+// EEXIST for an existing name, the scenario directory "." included: the
+// kernel gave EEXIST for link(f, <scenario dir>) on 6.18), then vfs_link
+// (EPERM for a directory source; link(2)).
+func TestLinkErrno(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		want     unix.Errno
+	}{
+		{"x", "n", unix.ENOENT},
+		{"f", "d/n", unix.ENOENT},
+		{"f", ".", unix.EEXIST},
+		{"f", "s/h", unix.EEXIST},
+		{"s", "s/h", unix.EEXIST},
+		{"s", "n", unix.EPERM},
+		{"f", "s/n", 0},
+	} {
+		w := NewWorld(Fixed, testTree, []GroupKind{inKind})
+		if got, _ := w.Link(tc.from, tc.to); got != tc.want {
+			t.Errorf("link(%s, %s) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
