@@ -167,6 +167,7 @@ const (
 	FaultLinkNoAttrib             = "link_without_attrib"
 	FaultPermClassOrderReversed   = "perm_class_order_reversed"
 	FaultSpecialAccessToParent    = "special_file_access_to_parent"
+	FaultFdGroupFifoEvents        = "fd_group_gets_fifo_events"
 )
 
 // Fault describes one model fault.
@@ -218,6 +219,7 @@ var Faults = []Fault{
 	{FaultLinkNoAttrib, "hardlinks", "link(2) reports no FS_ATTRIB on the inode (its link count changed: fsnotify_link -> fsnotify_link_count)"},
 	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
 	{FaultSpecialAccessToParent, "special files", "a FIFO's read and write (FS_ACCESS, FS_MODIFY through its path) are events on child: its parent's marks and watches get them, and are visited (kernel without 635bc4def026)"},
+	{FaultFdGroupFifoEvents, "special files", "a fanotify group reporting fds gets the events of a FIFO (fanotify_group_event_mask: \"Path type events are only relevant for files and dirs\")"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

@@ -708,7 +708,7 @@ func (w *World) deliver(h Hook) []Event {
 			// fanotify_group_event_mask, for a group reporting fds: "Path
 			// type events are only relevant for files and dirs" - no event
 			// on a FIFO (after send_to_group cleared ignore masks).
-			if !w.kinds[g].FID && w.fifo[h.Obj] {
+			if !w.kinds[g].FID && w.fifo[h.Obj] && !k.faulty(FaultFdGroupFifoEvents) {
 				k.hit(RuleFanotifyRegDirOnly)
 				continue
 			}

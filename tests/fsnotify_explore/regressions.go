@@ -298,6 +298,14 @@ var regressions = []regression{
 			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},       // actor fifo p (open O_RDWR, write a byte, read it back, close)
 		}}},
 	{
+		Name:    "witness_fd_group_gets_fifo_events",
+		Doc:     "a fanotify group reporting fds gets no event of a FIFO, not even FAN_OPEN through a filesystem mark (fanotify_group_event_mask: \"Path type events are only relevant for files and dirs\")",
+		Witness: model.FaultFdGroupFifoEvents,
+		Scenario: Scenario{Seed: 7, Special: true, Groups: []string{"notif"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x101, Mask: 0x20, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN, <fs root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},   // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
 		Name: "special_file_dfid_name_gets_parent",
 		Doc:  "a FAN_REPORT_DFID_NAME group's filesystem mark gets a FIFO's read and write with its directory's fid and its name: the group wants the parent (__fsnotify_parent parent_needed; do_fanotify_mark gives its marks FAN_EVENT_ON_CHILD), though since 635bc4def026 the parent is not interested",
 		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"dfid_name"}, Steps: []Step{
