@@ -168,6 +168,7 @@ const (
 	FaultPermClassOrderReversed   = "perm_class_order_reversed"
 	FaultSpecialAccessToParent    = "special_file_access_to_parent"
 	FaultFdGroupFifoEvents        = "fd_group_gets_fifo_events"
+	FaultFifoReadWriteSilent      = "fifo_read_write_silent"
 )
 
 // Fault describes one model fault.
@@ -220,6 +221,7 @@ var Faults = []Fault{
 	{FaultPermClassOrderReversed, "permission class order", "a permission event reaches FAN_CLASS_CONTENT groups before FAN_CLASS_PRE_CONTENT groups"},
 	{FaultSpecialAccessToParent, "special files", "a FIFO's read and write (FS_ACCESS, FS_MODIFY through its path) are events on child: its parent's marks and watches get them, and are visited (kernel without 635bc4def026)"},
 	{FaultFdGroupFifoEvents, "special files", "a fanotify group reporting fds gets the events of a FIFO (fanotify_group_event_mask: \"Path type events are only relevant for files and dirs\")"},
+	{FaultFifoReadWriteSilent, "special files", "a FIFO's read and write report no FS_ACCESS/FS_MODIFY at all, not even to its own marks and watches (vfs_read/vfs_write notify after pipe_read/pipe_write as for a regular file)"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

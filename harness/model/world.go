@@ -382,9 +382,12 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 		}
 		w.K.hit(RuleFifo)
 		evs := []uint32{unix.FAN_OPEN_PERM, unix.FAN_OPEN, unix.FAN_MODIFY, unix.FAN_ACCESS_PERM, unix.FAN_ACCESS, unix.FAN_CLOSE_WRITE}
-		out := make([]Hook, len(evs))
-		for i, e := range evs {
-			out[i] = Hook{Ev: e, Obj: obj}
+		var out []Hook
+		for _, e := range evs {
+			if e&(unix.FAN_ACCESS|unix.FAN_MODIFY) != 0 && w.K.faulty(FaultFifoReadWriteSilent) {
+				continue
+			}
+			out = append(out, Hook{Ev: e, Obj: obj})
 		}
 		return 0, out
 	case "unlinkrw":

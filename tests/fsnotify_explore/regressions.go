@@ -306,6 +306,14 @@ var regressions = []regression{
 			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"},   // actor fifo p (open O_RDWR, write a byte, read it back, close)
 		}}},
 	{
+		Name:    "witness_fifo_read_write_silent",
+		Doc:     "a FID group's mount mark for FAN_MODIFY gets a FIFO's write (vfs_write -> fsnotify_modify after pipe_write, as for a regular file; only the parent is left out: 635bc4def026)",
+		Witness: model.FaultFifoReadWriteSilent,
+		Scenario: Scenario{Seed: 252, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: 0x11, Mask: 0x2, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_MODIFY, <mount root>)
+			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"}, // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
 		Name: "special_file_dfid_name_gets_parent",
 		Doc:  "a FAN_REPORT_DFID_NAME group's filesystem mark gets a FIFO's read and write with its directory's fid and its name: the group wants the parent (__fsnotify_parent parent_needed; do_fanotify_mark gives its marks FAN_EVENT_ON_CHILD), though since 635bc4def026 the parent is not interested",
 		Scenario: Scenario{Seed: 74, Special: true, Groups: []string{"dfid_name"}, Steps: []Step{
