@@ -109,13 +109,7 @@ func mergeFidDirent(t *harness.T) {
 		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
 			t.Fatalf("%v", err)
 		}
-		rec := func(typ uint8, name string) fanotify.Info {
-			i, err := fanotify.DFIDNameOf(dir, name)
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
-			return i.WithType(typ)
-		}
+		rec := func(typ uint8, name string) fanotify.Info { return expect.DFIDName(t, dir, name).WithType(typ) }
 		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
 		do(t, a.Rename(filepath.Join(dir, "b"), filepath.Join(dir, "c")), a.Rename(filepath.Join(dir, "c"), filepath.Join(dir, "b")))
 		// fsnotify_move queues FAN_RENAME, then FAN_MOVED_FROM, then
@@ -142,13 +136,7 @@ func mergeFidDirent(t *harness.T) {
 		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
 			t.Fatalf("%v", err)
 		}
-		rec := func(typ uint8, name string) fanotify.Info {
-			i, err := fanotify.DFIDNameOf(dir, name)
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
-			return i.WithType(typ)
-		}
+		rec := func(typ uint8, name string) fanotify.Info { return expect.DFIDName(t, dir, name).WithType(typ) }
 		do(t, a.Rename(b, c), a.Touch(b), a.Rename(b, c))
 		expect.FanotifyDrained(t, g, "DFID_NAME group on dir; actor renames b to c, creates b, renames b over c", []fanotify.Event{
 			fev(unix.FAN_RENAME, a.Pid(), "", rec(unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, "b"), rec(unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME, "c")),
