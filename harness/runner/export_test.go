@@ -97,42 +97,33 @@ func kcidbRules(doc []byte) []string {
 	if err := json.Unmarshal(doc, &top); err != nil {
 		return []string{err.Error()}
 	}
-	var noNull func(p string, v any)
-	noNull = func(p string, v any) {
+	// walk visits every value of the JSON tree with its path.
+	var walk func(p string, v any, visit func(p string, v any))
+	walk = func(p string, v any, visit func(p string, v any)) {
+		visit(p, v)
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(p+"."+k, e, visit)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", p, i), e, visit)
+			}
+		}
+	}
+	walk("", top, func(p string, v any) {
 		switch x := v.(type) {
 		case nil:
 			bad("%s is null (the schema allows no nulls)", p)
-		case map[string]any:
-			for k, e := range x {
-				noNull(p+"."+k, e)
-			}
-		case []any:
-			for i, e := range x {
-				noNull(fmt.Sprintf("%s[%d]", p, i), e)
-			}
-		}
-	}
-	noNull("", top)
-	// Every string property of the schema's objects excludes NUL
-	// ("^[^\\0]*$" and the id patterns).
-	var noNUL func(p string, v any)
-	noNUL = func(p string, v any) {
-		switch x := v.(type) {
 		case string:
+			// Every string property of the schema's objects excludes
+			// NUL ("^[^\\0]*$" and the id patterns).
 			if strings.ContainsRune(x, 0) {
 				bad("%s contains NUL", p)
 			}
-		case map[string]any:
-			for k, e := range x {
-				noNUL(p+"."+k, e)
-			}
-		case []any:
-			for i, e := range x {
-				noNUL(fmt.Sprintf("%s[%d]", p, i), e)
-			}
 		}
-	}
-	noNUL("", top)
+	})
 	for k := range top {
 		if !strings.Contains(" version checkouts builds tests issues incidents ", " "+k+" ") {
 			bad("top-level property %q not allowed", k)
