@@ -20,18 +20,5 @@ pkg_ok libelf-dev || need="$need libelf-dev"
 pkg_ok libssl-dev || need="$need libssl-dev"
 pkg_ok libc6-dev || need="$need libc6-dev"
 
-if [ -z "$need" ]; then
-	exit 0
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "scripts/coverage/deps.sh: missing packages:$need (run as root or install them)" >&2
-	exit 1
-fi
-echo "scripts/coverage/deps.sh: installing$need" >&2
-export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086
-if ! apt-get install -y --no-install-recommends $need >/dev/null; then
-	apt-get update >/dev/null
-	# shellcheck disable=SC2086
-	apt-get install -y --no-install-recommends $need >/dev/null
-fi
+. "$(dirname "$0")/../apt-need.sh"
+apt_need scripts/coverage/deps.sh "$need"

@@ -15,18 +15,5 @@ have mke2fs || [ -x /sbin/mke2fs ] || need="$need e2fsprogs"
 have xz || need="$need xz-utils"
 have zstd || need="$need zstd"
 
-if [ -z "$need" ]; then
-	exit 0
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "scripts/vm/deps.sh: missing packages:$need (run as root or install them)" >&2
-	exit 1
-fi
-echo "scripts/vm/deps.sh: installing$need" >&2
-export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086
-if ! apt-get install -y --no-install-recommends $need >/dev/null; then
-	apt-get update >/dev/null
-	# shellcheck disable=SC2086
-	apt-get install -y --no-install-recommends $need >/dev/null
-fi
+. "$(dirname "$0")/../apt-need.sh"
+apt_need scripts/vm/deps.sh "$need"
