@@ -62,7 +62,13 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	unix.CloseOnExec(statusFD)
 	p := &caseProcess{s: s, w: tap.NewWriter(os.Stdout, format), status: os.NewFile(statusFD, "status"), curIdx: -1}
 	p.w.Resume(first)
-	go p.onSignal()
+	// The handler is registered here, before any case runs, not in the
+	// goroutine: registered there it raced with the first case, so a case
+	// that ignores SIGTERM (signal.Ignore) could have its ignore undone, and
+	// a signal in that window killed the process unreported.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go p.onSignal(sigs)
 
 	var suiteSkip, suiteBroken string
 	if !s.NoNamespace {
@@ -144,12 +150,10 @@ func release() {
 	restoreSysctls()
 }
 
-// onSignal ends the process on SIGINT, SIGTERM or SIGHUP (from the
-// supervisor, or the runner's process group kill) after releasing what the
+// onSignal ends the process on SIGINT, SIGTERM or SIGHUP received on sigs
+// (from the supervisor, or the runner's process group kill) after releasing what the
 // running case holds and reporting it.
-func (p *caseProcess) onSignal() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+func (p *caseProcess) onSignal(sigs <-chan os.Signal) {
 	sig := <-sigs
 	if !p.stop() {
 		select {} // the watchdog is ending the process
