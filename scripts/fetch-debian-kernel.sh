@@ -1,23 +1,41 @@
 #!/bin/sh
-# fetch-debian-kernel.sh SPEC — download a Debian kernel package into a cache and
-# print where its kernel image and module tree are, for fsnsuite -kernel/-modules.
+# fetch-debian-kernel.sh SPEC — download a Debian kernel into a cache and print
+# where its kernel image and module tree are, for fsnsuite -kernel/-modules.
 #
 # SPEC is one of:
-#   debian-6.1        newest linux-image-6.1.0-N-amd64 apt knows (bookworm / bookworm-security)
-#   debian-6.12       newest linux-image-6.12.N+debX-amd64 apt knows (bookworm-security/backports)
+#   debian-5.10       newest linux-image-5.10.0-N-amd64 (bullseye, bullseye-security)
+#   debian-6.1        newest linux-image-6.1.0-N-amd64 (bookworm, bookworm-security)
+#   debian-X.Y        newest linux-image-X.Y.N+debD-amd64 of any suite below, e.g.
+#                     debian-6.12 (bookworm-security/backports), debian-7.3
+#                     (trixie-backports), debian-7.2 (sid)
 #   linux-image-...   an exact package name
 #
+# Packages come through a private apt configuration in the cache (its own
+# sources list, package lists and archive directory) carrying bullseye,
+# bookworm, trixie-backports and sid: the host's apt sources are never read
+# or changed. FSNSUITE_DEBIAN_MIRROR and FSNSUITE_DEBIAN_SECURITY set the
+# archive URLs (default: deb.debian.org's debian and debian-security).
+#
+# Newer suites split a kernel: linux-image-VER is then an empty meta package
+# that depends on linux-binary-VER (usr/lib/modules/VER/vmlinuz),
+# linux-modules-VER (the modules) and linux-base-VER (config, System.map).
+# Every one of those the image package depends on is downloaded and unpacked
+# into the same tree.
+#
 # Output (stdout, shell-evalable):
-#   KERNEL=/abs/path/boot/vmlinuz-VER
-#   MODULES=/abs/path/lib/modules/VER
-#   CONFIG=/abs/path/boot/config-VER
+#   KERNEL=/abs/path/.../vmlinuz[-VER]
+#   MODULES=/abs/path/.../lib/modules/VER
+#   CONFIG=/abs/path/.../config[-VER]
 # With --args it prints "-kernel PATH -modules DIR" instead.
 #
 # The cache is $FSNSUITE_CACHE, else <repo>/.cache, else ~/.cache/fsnsuite.
 # A package already unpacked there is reused without touching the network.
 set -eu
 
-usage() { echo "usage: $0 [--args] debian-6.1|debian-6.12|linux-image-PACKAGE" >&2; exit 2; }
+usage() {
+	echo "usage: $0 [--args] debian-5.10|debian-6.1|debian-X.Y|linux-image-PACKAGE" >&2
+	exit 2
+}
 
 mode=vars
 if [ "${1:-}" = "--args" ]; then mode=args; shift; fi
@@ -27,70 +45,147 @@ spec=$1
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 if [ -n "${FSNSUITE_CACHE:-}" ]; then
-	cache=$FSNSUITE_CACHE
+	cachetop=$FSNSUITE_CACHE
 elif [ -w "$repo" ]; then
-	cache=$repo/.cache
+	cachetop=$repo/.cache
 else
-	cache=${XDG_CACHE_HOME:-$HOME/.cache}/fsnsuite
+	cachetop=${XDG_CACHE_HOME:-$HOME/.cache}/fsnsuite
 fi
-cache=$cache/kernels
+cache=$cachetop/kernels
 mkdir -p "$cache"
 
 die() { echo "fetch-debian-kernel: $*" >&2; exit 1; }
 
-# Newest package matching an extended regexp, from apt's lists (updating them once if empty).
-newest() {
-	pkgs=$(apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V)
-	if [ -z "$pkgs" ]; then
-		apt-get update >/dev/null 2>&1 || die "apt-get update failed"
-		pkgs=$(apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V)
-	fi
-	echo "$pkgs" | tail -n 1
-}
-
-# Reuse an unpacked package for the spec when one is there (offline re-runs).
-stamp_for_spec=$cache/$spec.pkg
 case $spec in
+debian-5.10) re='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
 debian-6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
-debian-6.12) re='^linux-image-6\.12\.[0-9]+\+deb[0-9]+-amd64$' ;;
+debian-[0-9]*.[0-9]*)
+	v=${spec#debian-}
+	printf %s "$v" | grep -Eq '^[0-9]+\.[0-9]+$' || usage
+	re="^linux-image-$(printf %s "$v" | sed 's/\./\\./g')\\.[0-9]+\\+deb[0-9]+-amd64\$"
+	;;
 linux-image-*) re="^$(printf %s "$spec" | sed 's/[.+]/\\&/g')\$" ;;
 *) usage ;;
 esac
 
+# The private apt configuration: every path apt reads or writes is under
+# $aptdir, and dpkg's status is empty (nothing is installed from here).
+aptdir=$cachetop/apt
+mirror=${FSNSUITE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security=${FSNSUITE_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
+setup_apt() {
+	mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts" "$aptdir/prefs"
+	cat >"$aptdir/sources.list.new" <<EOF
+deb $mirror bullseye main
+deb $security bullseye-security main
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb $security bookworm-security main
+deb $mirror bookworm-backports main
+deb $mirror trixie-backports main
+deb $mirror sid main
+EOF
+	mv "$aptdir/sources.list.new" "$aptdir/sources.list"
+	cat >"$aptdir/apt.conf.new" <<EOF
+Dir::Etc::SourceList "$aptdir/sources.list";
+Dir::Etc::SourceParts "$aptdir/parts";
+Dir::Etc::Preferences "$aptdir/prefs/none";
+Dir::Etc::PreferencesParts "$aptdir/prefs";
+Dir::State::Lists "$aptdir/lists";
+Dir::State::status "/dev/null";
+Dir::Cache "$aptdir/cache";
+Dir::Cache::Archives "$aptdir/archives";
+APT::Architecture "amd64";
+APT::Architectures { "amd64"; };
+APT::Sandbox::User "root";
+Acquire::Languages "none";
+Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
+Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled "false";
+Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled "false";
+EOF
+	mv "$aptdir/apt.conf.new" "$aptdir/apt.conf"
+}
+apt_private() { APT_CONFIG=$aptdir/apt.conf "$@"; }
+updated=no
+apt_update() {
+	[ "$updated" = yes ] && return 0
+	setup_apt
+	echo "fetch-debian-kernel: updating the private package lists ($aptdir)" >&2
+	apt_private apt-get update -q >"$aptdir/update.log" 2>&1 ||
+		die "apt-get update failed (private configuration $aptdir/apt.conf; see $aptdir/update.log)"
+	updated=yes
+}
+
+# Newest package matching an extended regexp, from the private lists
+# (updating them once if they hold none).
+newest() {
+	[ -f "$aptdir/apt.conf" ] || apt_update
+	pkgs=$(apt_private apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V)
+	if [ -z "$pkgs" ]; then
+		apt_update
+		pkgs=$(apt_private apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V)
+	fi
+	echo "$pkgs" | tail -n 1
+}
+
+# The packages that make up the kernel of image package $1: itself and the
+# linux-binary/linux-modules/linux-base packages it depends on, if any.
+parts_of() {
+	printf '%s\n' "$1"
+	apt_private apt-cache depends "$1" 2>/dev/null |
+		sed -n 's/^ *Depends: *\(linux-\(binary\|modules\|base\)-[^ ]*\).*/\1/p' | sort -u
+}
+
+# Reuse an unpacked package for the spec when one is there (offline re-runs).
+stamp_for_spec=$cache/$spec.pkg
 pkg=""
 if [ -f "$stamp_for_spec" ]; then
 	pkg=$(cat "$stamp_for_spec")
 	[ -f "$cache/$pkg/.unpacked" ] || pkg=""
 fi
+if [ -z "$pkg" ] && [ -f "$cache/$spec/.unpacked" ]; then
+	case $spec in linux-image-*) pkg=$spec ;; esac
+fi
 if [ -z "$pkg" ]; then
 	pkg=$(newest "$re")
-	[ -n "$pkg" ] || die "no package matches $spec (apt-cache search '$re'); check /etc/apt/sources.list*"
+	[ -n "$pkg" ] || die "no package matches $spec (apt-cache search '$re' in $aptdir/sources.list)"
 fi
+
+download() { # dir pkg...
+	d=$1
+	shift
+	(cd "$d" && apt_private apt-get download "$@" >"$d/download.log" 2>&1)
+}
 
 dir=$cache/$pkg
 if [ ! -f "$dir/.unpacked" ]; then
 	command -v depmod >/dev/null 2>&1 || die "depmod not found (run scripts/vm/deps.sh)"
 	rm -rf "$dir" "$dir.tmp"
 	mkdir -p "$dir.tmp/deb"
-	echo "fetch-debian-kernel: downloading $pkg" >&2
-	if ! (cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null 2>&1); then
+	parts=$(parts_of "$pkg")
+	echo "fetch-debian-kernel: downloading" $parts >&2
+	# shellcheck disable=SC2086 # one word per package
+	if ! download "$dir.tmp/deb" $parts; then
 		# Stale package lists: refresh, pick the newest again, retry once.
-		apt-get update >/dev/null 2>&1 || die "apt-get update failed"
+		apt_update
 		case $spec in linux-image-*) ;; *) pkg=$(newest "$re") ;; esac
 		rm -rf "$dir" "$dir.tmp"
 		dir=$cache/$pkg
 		mkdir -p "$dir.tmp/deb"
-		echo "fetch-debian-kernel: downloading $pkg" >&2
-		(cd "$dir.tmp/deb" && apt-get download "$pkg" >/dev/null) || die "apt-get download $pkg failed"
+		parts=$(parts_of "$pkg")
+		echo "fetch-debian-kernel: downloading" $parts >&2
+		# shellcheck disable=SC2086
+		download "$dir.tmp/deb" $parts || die "apt-get download $parts failed: $(tail -n 3 "$dir.tmp/deb/download.log")"
 	fi
-	deb=$(ls "$dir.tmp/deb"/*.deb | head -n 1)
-	dpkg-deb -x "$deb" "$dir.tmp/root" || die "dpkg-deb -x $deb failed"
+	for deb in "$dir.tmp/deb"/*.deb; do
+		dpkg-deb -x "$deb" "$dir.tmp/root" || die "dpkg-deb -x $deb failed"
+	done
 	rm -rf "$dir.tmp/deb"
 	mv "$dir.tmp/root" "$dir"
 	rmdir "$dir.tmp"
-	# The package ships no modules.dep: build it, as the maintainer scripts would.
+	# The packages ship no modules.dep: build it, as the maintainer scripts would.
 	for m in "$dir"/lib/modules/* "$dir"/usr/lib/modules/*; do
-		[ -d "$m" ] || continue
+		[ -d "$m/kernel" ] || continue
 		ver=$(basename "$m")
 		base=${m%/lib/modules/*}
 		depmod -b "$base" "$ver" || die "depmod -b $base $ver failed"
@@ -99,15 +194,24 @@ if [ ! -f "$dir/.unpacked" ]; then
 fi
 printf '%s\n' "$pkg" >"$stamp_for_spec"
 
+# The image: boot/vmlinuz-VER (the classic layout) or
+# usr/lib/modules/VER/vmlinuz (linux-binary-VER).
 kernel=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
-[ -n "$kernel" ] || die "no boot/vmlinuz-* in $pkg"
-ver=${kernel##*/vmlinuz-}
+if [ -n "$kernel" ]; then
+	ver=${kernel##*/vmlinuz-}
+else
+	kernel=$(ls "$dir"/usr/lib/modules/*/vmlinuz "$dir"/lib/modules/*/vmlinuz 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] || die "no boot/vmlinuz-* nor lib/modules/*/vmlinuz in $pkg (and the packages it depends on)"
+	ver=$(basename "$(dirname "$kernel")")
+fi
 modules=""
 for m in "$dir/lib/modules/$ver" "$dir/usr/lib/modules/$ver"; do
-	[ -d "$m" ] && modules=$m && break
+	[ -d "$m/kernel" ] && modules=$m && break
 done
-config=$dir/boot/config-$ver
-[ -f "$config" ] || config=""
+config=""
+for c in "$dir/boot/config-$ver" "$dir/usr/lib/modules/$ver/config" "$dir/lib/modules/$ver/config"; do
+	[ -f "$c" ] && config=$c && break
+done
 
 if [ "$mode" = args ]; then
 	printf -- '-kernel %s' "$kernel"
