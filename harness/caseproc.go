@@ -369,8 +369,9 @@ func writeT(w *tap.Writer, t *T, fsType string) outcome {
 	switch {
 	case t.failed && t.noHint != "":
 		w.Diag("no kernel HINT: " + t.noHint)
-	case t.failed && t.fix != nil:
-		w.Diag(t.fix.Hint())
+	case t.failed && t.lacks != nil:
+		// Only where the case saw the pre-fix behaviour (T.KernelLacks).
+		w.Diag(t.lacks.Hint())
 	}
 	subs := append(slices.Clip(t.subs), t.unrunSubtests()...)
 	if len(subs) == 0 {

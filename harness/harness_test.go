@@ -111,6 +111,10 @@ func TestResultsAndExitCodes(t *testing.T) {
 			"# fail (tmpfs): want 1, got 2\n",
 			"# HINT: kernel may lack 0123456789ab (\"fsnotify: a fix\")\nnot ok 1 fail\n"}},
 		{"fail_ltp", []string{"-run", "^fail$", "-exit", "ltp"}, 1, []string{"not ok 1 fail\n"}},
+		// A Fix alone prints no HINT: only a case that saw the pre-fix
+		// behaviour (T.KernelLacks) does.
+		{"fail_not_prefix", []string{"-run", "^fail_not_prefix$"}, 1, []string{
+			"# fail_not_prefix (tmpfs): want 1, got 3\nnot ok 1 fail_not_prefix\n"}},
 		{"subtests", []string{"-run", "^subtests$"}, 0, []string{
 			"    # Subtest: subtests\n    1..2\n    ok 1 one\n    ok 2 two # SKIP reason two\nok 1 subtests\n"}},
 		{"ktap", []string{"-run", "^subtests$", "-format", "ktap"}, 0, []string{

@@ -49,6 +49,7 @@ type T struct {
 	finished   bool
 	frozen     bool   // stopped by the watchdog or a signal: its log is closed
 	noHint     string // why a failure prints no kernel HINT (a per-user limit, a void measurement)
+	lacks      *Fix   // the fix whose absence the case saw (KernelLacks): its HINT is printed
 
 	fs  *fixture.FS
 	dir string
@@ -142,6 +143,27 @@ func (t *T) noteLimit(args []any) {
 		}
 	}
 }
+
+// KernelLacks says that what the kernel did is what a kernel without fix
+// does (the case compared the observed behaviour with that kernel's, e.g.
+// the model run with the fix turned off). A failing case prints
+// "HINT: kernel may lack <fix>" only then: a Case.Fix alone documents what
+// the expectation depends on and prints no HINT, since a failure for any
+// other reason says nothing about the fix.
+func (t *T) KernelLacks(fix *Fix) {
+	if fix == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lacks == nil {
+		t.lacks = fix
+	}
+}
+
+// CaseFix returns the case's Case.Fix (nil when it has none), for a case
+// that confirms it with KernelLacks.
+func (t *T) CaseFix() *Fix { return t.root().fix }
 
 // NoKernelHint says that the case's failures are no evidence about its
 // kernel fix (Case.Fix): the failure prints "no kernel HINT: why" instead of
@@ -320,6 +342,56 @@ func (t *T) Require(fs ...*feature.Feature) {
 		}
 		t.Fatalf("%v", err)
 	}
+}
+
+// LeaveOut records that part of the case (a group class, a variant) is left
+// out because a feature is missing here: a note naming it on every run, and
+// with -strict a failure, as a skip would be. The rest of the case runs.
+func (t *T) LeaveOut(format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	t.Notef("left out: %s", msg)
+	if Opts.Strict {
+		t.Errorf("strict: a part left out counts as a failure: %s", msg)
+		t.NoKernelHint("a feature missing here left part of the case out; strict mode counts that as a failure")
+	}
+}
+
+// FID is the feature "a FAN_REPORT_FID group can mark the filesystem under
+// test" (feature.FIDOn, probed on this case's filesystem and cached per
+// filesystem). A case that meets ENODEV, EXDEV or EOPNOTSUPP from a mark of
+// a FID-reporting group calls RequireFID: a skip naming the filesystem and
+// the errno where the filesystem cannot, a failure where it can (the errno
+// then came from something else) or should (at or above the release that
+// gave the filesystem file handles).
+func (t *T) FID() *feature.Feature {
+	fs := t.FS()
+	return feature.FIDOn(fs.Type, fs.Root)
+}
+
+// RequireFID is Require(t.FID()).
+func (t *T) RequireFID() {
+	t.Helper()
+	t.Require(t.FID())
+}
+
+// JudgeFIDMark stops the case on err, the error of a FID-reporting group's
+// fanotify_mark on this case's filesystem: a skip when err is an errno the
+// kernel gives a filesystem that cannot report file handles (ENODEV, EXDEV,
+// EOPNOTSUPP) and the filesystem's own probe agrees, else a failure with err.
+func (t *T) JudgeFIDMark(err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EOPNOTSUPP) {
+		if ferr := t.FID().Check(); ferr != nil && feature.IsSkip(ferr) {
+			t.Skipf("%v (%v)", err, ferr)
+		} else if ferr != nil {
+			t.Fatalf("%v (%v)", err, ferr)
+		}
+	}
+	t.Fatalf("%v", err)
 }
 
 // Actor starts an actor process, killed when the case ends.

@@ -60,6 +60,14 @@ type Feature struct {
 	// checked first, and a missing one is this feature's answer (so no
 	// order of a Needs list matters).
 	Requires []*Feature
+	// Absent are errnos that mean "the kernel (or the filesystem) lacks
+	// it" for this feature besides EINVAL, ENOSYS and EOPNOTSUPP: ENODEV
+	// from a FID mark on a filesystem without an fsid, EPERM from an
+	// unprivileged fanotify_init on a kernel that requires CAP_SYS_ADMIN.
+	Absent []unix.Errno
+	// Explain, when set, says what an absence means in the skip reason
+	// ("tmpfs has no f_fsid on this kernel").
+	Explain func(err error) string
 	// Probe returns nil when supported, or the errno-wrapping error of the
 	// call that proves otherwise. Nil for a feature only classified (a case
 	// meets the errno in its own call and hands it to Classify).
@@ -234,6 +242,11 @@ func (f *Feature) classify(err error) error {
 	if err == nil {
 		return nil
 	}
+	for _, e := range f.Absent {
+		if errors.Is(err, e) {
+			return f.absent(err)
+		}
+	}
 	switch {
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
 		return f.absent(err)
@@ -250,9 +263,15 @@ func (f *Feature) classify(err error) error {
 
 // absent decides what the kernel's refusal of f means, by f's kind.
 func (f *Feature) absent(err error) error {
+	why := func(s string) string {
+		if f.Explain != nil {
+			return f.Explain(err) + "; " + s
+		}
+		return s
+	}
 	tooOld := f.MinKernel != "" && !KernelAtLeast(f.MinKernel)
 	if tooOld {
-		return &Unsupported{Feature: f, Err: err, Why: "needs >= " + f.MinKernel}
+		return &Unsupported{Feature: f, Err: err, Why: why("needs >= " + f.MinKernel)}
 	}
 	if f.Kind == Kconfig {
 		state, known := KconfigValue(f.Option)
@@ -271,7 +290,7 @@ func (f *Feature) absent(err error) error {
 			f.Name, errnoName(err), KernelRelease(), f.Option, state, err)
 	}
 	if f.MinKernel == "" {
-		return &Unsupported{Feature: f, Err: err, Why: "not in this kernel"}
+		return &Unsupported{Feature: f, Err: err, Why: why("not in this kernel")}
 	}
 	return fmt.Errorf("%s rejected (%s) on kernel %s, which is >= %s where it was merged: %w",
 		f.Name, errnoName(err), KernelRelease(), f.MinKernel, err)
@@ -437,6 +456,27 @@ func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 
 func initProbe(flags uint) func() error { return func() error { return withGroup(flags, nil) } }
 
+// maskProbe asks whether fanotify_mark accepts mask and markFlags for a
+// group made with initFlags, whatever filesystem the probe runs on: the mark
+// names a path that does not exist, and do_fanotify_mark validates flags and
+// mask (EINVAL) before fanotify_find_path looks the path up (ENOENT), so
+// ENOENT is the answer "accepted".
+func maskProbe(initFlags, markFlags uint, mask uint64) func() error {
+	return func() error {
+		return withGroup(initFlags, func(fd int) error {
+			missing := probeDir() + "/.fsnsuite-probe-no-such-file"
+			err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, missing)
+			switch {
+			case errors.Is(err, unix.ENOENT):
+				return nil
+			case err == nil:
+				return fmt.Errorf("fanotify_mark of %s, which does not exist, succeeded", missing)
+			}
+			return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
+		})
+	}
+}
+
 // The features the suite uses. Versions are the mainline releases that merged
 // them; options the config symbols they depend on (fs/notify/*/Kconfig).
 var (
@@ -464,8 +504,17 @@ var (
 	ReportMnt       = New("FAN_REPORT_MNT", "6.14", initProbe(unix.FAN_REPORT_MNT)).needing(Fanotify)
 	ReportTID       = New("FAN_REPORT_TID", "4.20", initProbe(unix.FAN_REPORT_TID)).needing(Fanotify)
 	ReportFdError   = New("FAN_REPORT_FD_ERROR", "6.13", initProbe(unix.FAN_REPORT_FD_ERROR)).needing(Fanotify)
-	RenameEvent     = New("FAN_RENAME", "5.17", markProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)).needing(Fanotify)
-	MarkEvictable   = New("FAN_MARK_EVICTABLE", "5.19", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_EVICTABLE, unix.FAN_OPEN)).needing(Fanotify)
+	// RenameEvent is probed by mask validation alone, so that the answer
+	// does not depend on the filesystem: do_fanotify_mark (fanotify_user.c,
+	// 5.10 to 7.3) checks the mask against the events the kernel knows
+	// (EINVAL) and FAN_RENAME against the group's FAN_REPORT_NAME before it
+	// looks the path up, and only then tests the filesystem's fsid
+	// (fanotify_test_fsid: ENODEV on a tmpfs without one). A mark on a path
+	// that does not exist is therefore ENOENT exactly when FAN_RENAME is
+	// accepted. (A mark on a real path of the workspace asked "can this
+	// tmpfs report FIDs", and on 5.10 answered ENODEV: inconclusive.)
+	RenameEvent   = New("FAN_RENAME", "5.17", maskProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)).needing(Fanotify)
+	MarkEvictable = New("FAN_MARK_EVICTABLE", "5.19", markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_EVICTABLE, unix.FAN_OPEN)).needing(Fanotify)
 	// FAN_MARK_IGNORE on a directory needs FAN_MARK_IGNORED_SURV_MODIFY, or EISDIR.
 	MarkIgnore = New("FAN_MARK_IGNORE", "6.0",
 		markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_IGNORE|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN)).needing(Fanotify)

@@ -52,6 +52,9 @@ func bugzillaCases() []harness.Case {
 }
 
 func runBugzilla(t *harness.T, loc model.Loc, k groupKind) {
+	if k.fid {
+		t.RequireFID() // this case is about its one group: no class to leave out
+	}
 	w := newWorld(t)
 	gi := w.addGroup(k)
 	w.mustMark(markCall{group: gi, loc: loc, mask: unix.FAN_OPEN | unix.FAN_ONDIR}, objFile)

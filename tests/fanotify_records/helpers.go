@@ -1,33 +1,19 @@
 package main
 
 import (
-	"errors"
-
-	"golang.org/x/sys/unix"
-
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
-	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
-// mark adds a mark and fails the case on error. Where the filesystem cannot
+// mark adds a mark and stops the case on error. Where the filesystem cannot
 // report file handles on this kernel the case skips with the errno and the
-// release that added it: tmpfs has no f_fsid before 5.13 (ENODEV) and
-// overlayfs encodes non-decodable handles for fanotify only since 6.6
-// (before that, EOPNOTSUPP without the nfs_export option).
+// filesystem probe's reason (T.JudgeFIDMark, feature.FIDOn: tmpfs has no
+// f_fsid before 5.13, ENODEV; overlayfs encodes non-decodable handles for
+// fanotify only since 6.6, before that EOPNOTSUPP without nfs_export); a
+// refusal the probe does not share, or one at or above that release, fails.
 func mark(t *harness.T, g *fanotify.Group, flags uint, mask uint64, path string) {
 	t.Helper()
-	err := g.Add(flags, mask, path)
-	if err == nil {
-		return
-	}
-	switch fs := t.FS().Type; {
-	case errors.Is(err, unix.ENODEV) && fs == "tmpfs" && !feature.KernelAtLeast("5.13"):
-		t.Skipf("%v (tmpfs has no f_fsid before 5.13)", err)
-	case (errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENODEV)) && fs == "overlay" && !feature.KernelAtLeast("6.6"):
-		t.Skipf("%v (overlayfs file handles for fanotify need >= 6.6)", err)
-	}
-	t.Fatalf("%v", err)
+	t.JudgeFIDMark(g.Add(flags, mask, path))
 }
 
 // fev builds an expected event.

@@ -114,14 +114,14 @@ func setup(t *harness.T) []string {
 	if err := feature.FanotifyPerm.Check(); err == nil {
 		kinds = append(kinds, "content", "pre_content")
 	} else if feature.IsSkip(err) {
-		t.Notef("content and pre-content groups left out: %v", err)
+		t.LeaveOut("content and pre-content groups: %v", err)
 	} else {
 		t.Fatalf("%v", err)
 	}
 	if err := fidUsable(t); err == nil {
 		kinds = append(kinds, "fid")
 	} else if feature.IsSkip(err) {
-		t.Notef("FID groups left out: %v", err)
+		t.LeaveOut("FID groups: %v", err)
 	} else {
 		t.Fatalf("%v", err)
 	}
@@ -131,7 +131,7 @@ func setup(t *harness.T) []string {
 	if err := feature.ReportDFIDName.Check(); err == nil {
 		kinds = append(kinds, "dfid_name")
 	} else if feature.IsSkip(err) {
-		t.Notef("FAN_REPORT_DFID_NAME groups left out: %v", err)
+		t.LeaveOut("FAN_REPORT_DFID_NAME groups: %v", err)
 	} else {
 		t.Fatalf("%v", err)
 	}

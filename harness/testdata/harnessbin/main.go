@@ -30,7 +30,9 @@ func main() {
 			{Name: "pass", Doc: "passes", Run: func(t *harness.T) {}},
 			{Name: "skip", Doc: "skips with a reason", Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
 			{Name: "fail", Doc: "fails with a hint", Fix: &harness.Fix{Commit: "0123456789abcdef", Subject: "fsnotify: a fix"},
-				Run: func(t *harness.T) { t.Errorf("want 1, got 2") }},
+				Run: func(t *harness.T) { t.Errorf("want 1, got 2"); t.KernelLacks(t.CaseFix()) }},
+			{Name: "fail_not_prefix", Doc: "fails, but not the way a kernel without its fix would", Fix: &harness.Fix{Commit: "0123456789abcdef", Subject: "fsnotify: a fix"},
+				Run: func(t *harness.T) { t.Errorf("want 1, got 3") }},
 			{Name: "subtests_skipped_early", Doc: "skips before its declared subtests run", Subtests: []string{"one", "two"},
 				Run: func(t *harness.T) { t.Skipf("FAN_TEST not supported (EINVAL)") }},
 			{Name: "subtests", Doc: "nests", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
