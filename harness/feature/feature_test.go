@@ -2,6 +2,7 @@ package feature
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -63,5 +64,69 @@ func TestInconclusiveNotCached(t *testing.T) {
 	answer = unix.EINVAL
 	if err := f.Check(); err != nil {
 		t.Errorf("third Check() = %v, want the cached supported", err)
+	}
+}
+
+// An errno a feature declares Absent is an absence, judged by the release
+// like EINVAL: a skip (with the feature's explanation) below the release, a
+// failure at or above it; without the declaration it is inconclusive. 5.10's
+// tmpfs answers a FID mark with ENODEV: that must skip, not fail.
+func TestAbsentErrnos(t *testing.T) {
+	explain := func(error) string { return "tmpfs reports no f_fsid on this kernel" }
+	for _, tc := range []struct {
+		name string
+		f    *Feature
+		skip bool
+		want string
+	}{
+		{"enodev_below_release", &Feature{Name: "FID on tmpfs", MinKernel: "99.0", Absent: []unix.Errno{unix.ENODEV}, Explain: explain, Probe: errno(unix.ENODEV)},
+			true, "tmpfs reports no f_fsid on this kernel; needs >= 99.0"},
+		{"enodev_at_release", &Feature{Name: "FID on tmpfs", MinKernel: "2.6", Absent: []unix.Errno{unix.ENODEV}, Explain: explain, Probe: errno(unix.ENODEV)},
+			false, ">= 2.6 where it was merged"},
+		{"enodev_undeclared", &Feature{Name: "FID on tmpfs", MinKernel: "99.0", Probe: errno(unix.ENODEV)}, false, "inconclusive"},
+		{"eperm_declared_absent", &Feature{Name: "unprivileged", MinKernel: "99.0", Privilege: "CAP_SYS_ADMIN", Absent: []unix.Errno{unix.EPERM}, Probe: errno(unix.EPERM)},
+			true, "not supported (EPERM; needs >= 99.0)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.f.Check()
+			if err == nil || IsSkip(err) != tc.skip || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check() = %v (skip %v), want skip=%v containing %q", err, IsSkip(err), tc.skip, tc.want)
+			}
+		})
+	}
+}
+
+// FIDOn is one feature per filesystem: a probe of one filesystem is never
+// the answer for another.
+func TestFIDOnPerFilesystem(t *testing.T) {
+	a, b := FIDOn("tmpfs", "/a"), FIDOn("ext4", "/b")
+	if a == b || FIDOn("tmpfs", "/a") != a {
+		t.Fatalf("FIDOn: want one cached feature per (type, dir)")
+	}
+	if a.MinKernel != "5.13" || b.MinKernel != "5.1" {
+		t.Errorf("FIDOn release rules: tmpfs %q ext4 %q, want 5.13 and 5.1", a.MinKernel, b.MinKernel)
+	}
+	for _, e := range []unix.Errno{unix.ENODEV, unix.EXDEV, unix.EOPNOTSUPP} {
+		if _, ok := a.absent(e).(*Unsupported); ok == KernelAtLeast("5.13") {
+			t.Errorf("FIDOn(tmpfs).absent(%v) = %v on %s", e, a.absent(e), KernelRelease())
+		}
+	}
+}
+
+// maskProbe answers from mask validation alone: FAN_RENAME is accepted for a
+// DFID_NAME group (ENOENT: the missing path was looked up) and refused for
+// an fd group (EINVAL before any lookup), on any filesystem.
+func TestMaskProbe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (fanotify_init)")
+	}
+	if err := initProbe(unix.FAN_REPORT_DFID_NAME)(); err != nil {
+		t.Skipf("no FAN_REPORT_DFID_NAME here: %v", err)
+	}
+	if err := maskProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)(); err != nil && !errors.Is(err, unix.EINVAL) {
+		t.Errorf("FAN_RENAME in a DFID_NAME group: %v, want accepted or EINVAL (a kernel without it)", err)
+	}
+	if err := maskProbe(unix.FAN_CLASS_NOTIF, 0, unix.FAN_RENAME)(); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("FAN_RENAME in an fd group: %v, want EINVAL", err)
 	}
 }

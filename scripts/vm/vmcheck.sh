@@ -1,8 +1,10 @@
 #!/bin/sh
 # vmcheck.sh KERNEL [runner args...] — run the correctness suite inside qemu on
-# KERNEL and report the wall time. KERNEL is debian-6.1, debian-6.12 (fetched
-# and cached by scripts/fetch-debian-kernel.sh), an exact linux-image package
-# name, or the path of a bzImage (with MODULES=DIR for its module tree).
+# KERNEL and report the wall time. KERNEL is debian-5.10, debian-6.1,
+# debian-X.Y (e.g. debian-6.12, debian-7.3; fetched and cached by
+# scripts/fetch-debian-kernel.sh through its own apt configuration), an exact
+# linux-image package name, or the path of a kernel image (with MODULES=DIR
+# for its module tree).
 #
 # Environment: MODULES, VM_CPUS, VM_MEM, VM_TIMEOUT, VM_RESULTS (results dir,
 # default results/vm-<kernel>). The runner is bin/fsnsuite (build it with make).

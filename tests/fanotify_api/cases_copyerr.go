@@ -89,9 +89,7 @@ func readEfault(t *harness.T) {
 		setup.Touch(t, f)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_REPORT_PIDFD, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_CLOSE_WRITE, f); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.JudgeFIDMark(g.Add(0, unix.FAN_CLOSE_WRITE, f))
 		page := unix.Getpagesize()
 		mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {

@@ -90,9 +90,7 @@ func mergeFidDirent(t *harness.T) {
 		setup.Mkdir(t, dir)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_ONDIR, dir); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.JudgeFIDMark(g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_ONDIR, dir))
 		dfid := expect.FID(t, dir)
 		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
 		do(t, a.Mkdir(filepath.Join(dir, "s"), 0o755), a.Mkdir(filepath.Join(dir, "t"), 0o755))
@@ -106,9 +104,7 @@ func mergeFidDirent(t *harness.T) {
 		setup.Mkdir(t, dir)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.JudgeFIDMark(g.Add(0, unix.FAN_CREATE|unix.FAN_DELETE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir))
 		rec := func(typ uint8, name string) fanotify.Info { return expect.DFIDName(t, dir, name).WithType(typ) }
 		do(t, a.Touch(filepath.Join(dir, "a")), a.Touch(filepath.Join(dir, "b")), a.Unlink(filepath.Join(dir, "a")))
 		do(t, a.Rename(filepath.Join(dir, "b"), filepath.Join(dir, "c")), a.Rename(filepath.Join(dir, "c"), filepath.Join(dir, "b")))
@@ -133,9 +129,7 @@ func mergeFidDirent(t *harness.T) {
 		setup.Touch(t, b)
 		a := t.Actor()
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.JudgeFIDMark(g.Add(0, unix.FAN_CREATE|unix.FAN_MOVED_FROM|unix.FAN_MOVED_TO|unix.FAN_RENAME, dir))
 		rec := func(typ uint8, name string) fanotify.Info { return expect.DFIDName(t, dir, name).WithType(typ) }
 		do(t, a.Rename(b, c), a.Touch(b), a.Rename(b, c))
 		expect.FanotifyDrained(t, g, "DFID_NAME group on dir; actor renames b to c, creates b, renames b over c", []fanotify.Event{

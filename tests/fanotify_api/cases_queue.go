@@ -117,9 +117,7 @@ func readShortBuffer(t *harness.T) {
 	t.Run("fid_group", func(t *harness.T) {
 		t.Require(feature.ReportFID)
 		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_NONBLOCK, unix.O_RDONLY)
-		if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.JudgeFIDMark(g.Add(0, unix.FAN_OPEN, f))
 		openClose(t, a, f, unix.O_RDONLY)
 		// The event is metadata plus one FID record (fanotify_event_len):
 		// room for the metadata alone is still too small.

@@ -95,6 +95,9 @@ func checkLimit(t *harness.T, kind string) {
 	// The child reaches the files through the directory's descriptor
 	// (/proc/self/fd/3 jumps past the workspace's ancestors, which the
 	// idle uid may not search); the directory itself is 0755.
+	if kind == "fanotify_marks" {
+		requireFIDAt(t, dir)
+	}
 	dirFile, err := os.Open(dir)
 	if err != nil {
 		t.Fatalf("setup: %v", err)
@@ -143,4 +146,22 @@ func checkLimit(t *harness.T, kind string) {
 	if rep.Reused != "" {
 		t.Errorf("%s; release the first; make one more: %s, want success", did, rep.Reused)
 	}
+}
+
+// requireFIDAt skips the case where the filesystem holding dir cannot
+// report file handles on this kernel: the child's groups are unprivileged,
+// hence FAN_REPORT_FID groups (fanotify_init(2)), and their marks on such a
+// filesystem are ENODEV (5.10's tmpfs has no f_fsid: fanotify_test_fsid).
+// The case's directory is on the workspace, a tmpfs (harness/fixture).
+func requireFIDAt(t *harness.T, dir string) {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatalf("setup: statfs %s: %v", dir, err)
+	}
+	typ := fmt.Sprintf("filesystem magic %#x", st.Type)
+	if st.Type == unix.TMPFS_MAGIC {
+		typ = "tmpfs"
+	}
+	t.Require(feature.FIDOn(typ, dir))
 }
