@@ -251,6 +251,10 @@ type fanL struct {
 }
 
 func (e *env) fanotify(name string) *fanL {
+	// Every group here reports FIDs: a filesystem that cannot report file
+	// handles on this kernel (5.10's tmpfs has no f_fsid) skips the case,
+	// by its own probe (feature.FIDOn).
+	e.t.RequireFID()
 	return &fanL{e: e, g: e.t.Fanotify(fanFlags, unix.O_RDONLY), name: name}
 }
 
