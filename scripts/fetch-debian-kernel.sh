@@ -10,11 +10,11 @@
 #                     (trixie-backports), debian-7.2 (sid)
 #   linux-image-...   an exact package name
 #
-# Packages come through a private apt configuration in the cache (its own
-# sources list, package lists and archive directory) carrying bullseye,
-# bookworm, trixie-backports and sid: the host's apt sources are never read
-# or changed. FSNSUITE_DEBIAN_MIRROR and FSNSUITE_DEBIAN_SECURITY set the
-# archive URLs (default: deb.debian.org's debian and debian-security).
+# Packages come through a private apt configuration in the cache
+# (scripts/debian-apt.sh: its own sources list, package lists and archive
+# directory) carrying bullseye, bookworm, trixie-backports and sid: the
+# host's apt sources are never read or changed. FSNSUITE_DEBIAN_MIRROR and
+# FSNSUITE_DEBIAN_SECURITY set the archive URLs (default: deb.debian.org).
 #
 # Newer suites split a kernel: linux-image-VER is then an empty meta package
 # that depends on linux-binary-VER (usr/lib/modules/VER/vmlinuz),
@@ -68,58 +68,15 @@ linux-image-*) re="^$(printf %s "$spec" | sed 's/[.+]/\\&/g')\$" ;;
 *) usage ;;
 esac
 
-# The private apt configuration: every path apt reads or writes is under
-# $aptdir, and dpkg's status is empty (nothing is installed from here).
+# The private apt configuration (scripts/debian-apt.sh): every path apt
+# reads or writes is under $aptdir; the host's sources are never used.
 aptdir=$cachetop/apt
-mirror=${FSNSUITE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-security=${FSNSUITE_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
-setup_apt() {
-	mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts" "$aptdir/prefs"
-	cat >"$aptdir/sources.list.new" <<EOF
-deb $mirror bullseye main
-deb $security bullseye-security main
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb $security bookworm-security main
-deb $mirror bookworm-backports main
-deb $mirror trixie-backports main
-deb $mirror sid main
-EOF
-	mv "$aptdir/sources.list.new" "$aptdir/sources.list"
-	cat >"$aptdir/apt.conf.new" <<EOF
-Dir::Etc::SourceList "$aptdir/sources.list";
-Dir::Etc::SourceParts "$aptdir/parts";
-Dir::Etc::Preferences "$aptdir/prefs/none";
-Dir::Etc::PreferencesParts "$aptdir/prefs";
-Dir::State::Lists "$aptdir/lists";
-Dir::State::status "/dev/null";
-Dir::Cache "$aptdir/cache";
-Dir::Cache::Archives "$aptdir/archives";
-APT::Architecture "amd64";
-APT::Architectures { "amd64"; };
-APT::Sandbox::User "root";
-Acquire::Languages "none";
-Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
-Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled "false";
-Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled "false";
-EOF
-	mv "$aptdir/apt.conf.new" "$aptdir/apt.conf"
-}
-apt_private() { APT_CONFIG=$aptdir/apt.conf "$@"; }
-updated=no
-apt_update() {
-	[ "$updated" = yes ] && return 0
-	setup_apt
-	echo "fetch-debian-kernel: updating the private package lists ($aptdir)" >&2
-	apt_private apt-get update -q >"$aptdir/update.log" 2>&1 ||
-		die "apt-get update failed (private configuration $aptdir/apt.conf; see $aptdir/update.log)"
-	updated=yes
-}
+. "$here/debian-apt.sh"
 
 # Newest package matching an extended regexp, from the private lists
 # (updating them once if they hold none).
 newest() {
-	[ -f "$aptdir/apt.conf" ] || apt_update
+	apt_ready
 	pkgs=$(apt_private apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V)
 	if [ -z "$pkgs" ]; then
 		apt_update

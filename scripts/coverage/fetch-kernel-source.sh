@@ -2,6 +2,9 @@
 # fetch-kernel-source.sh [PACKAGE] — download Debian's kernel source package
 # (default linux-source-6.1) into the cache and print the path of the unpacked
 # tree. A tree already unpacked there is reused without touching the network.
+# The package comes through the private apt configuration of
+# scripts/debian-apt.sh (bullseye, bookworm, trixie-backports, sid: any
+# linux-source-X.Y from 5.10 to 7.3), never the host's apt sources.
 #
 # The cache is $FSNSUITE_CACHE, else <repo>/.cache, else ~/.cache/fsnsuite;
 # the tree lands in <cache>/ksrc/<package>_<version>/linux-source-X.Y.
@@ -18,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=$(sh "$here/cache-dir.sh")/ksrc
 mkdir -p "$cache"
 die() { echo "fetch-kernel-source: $*" >&2; exit 1; }
+aptdir=$(dirname "$cache")/apt
+. "$here/../debian-apt.sh"
 
 # Reuse the last unpacked version of this package (offline re-runs).
 stamp=$cache/$pkg.dir
@@ -29,19 +34,20 @@ if [ -f "$stamp" ]; then
 	fi
 fi
 
-ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+apt_ready
+ver=$(apt_private apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
 if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	apt-get update >/dev/null 2>&1 || die "apt-get update failed"
-	ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	apt_update
+	ver=$(apt_private apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
 fi
-[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "apt knows no $pkg; check /etc/apt/sources.list*"
+[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no $pkg in the private apt configuration ($aptdir/sources.list)"
 
 dir=$cache/${pkg}_$ver
 if [ ! -f "$dir/.unpacked" ]; then
 	rm -rf "$dir" "$dir.tmp"
 	mkdir -p "$dir.tmp/deb"
 	echo "fetch-kernel-source: downloading $pkg $ver" >&2
-	(cd "$dir.tmp/deb" && apt-get download "$pkg=$ver" >/dev/null) || die "apt-get download $pkg=$ver failed"
+	(cd "$dir.tmp/deb" && apt_private apt-get download "$pkg=$ver" >/dev/null 2>&1) || die "apt-get download $pkg=$ver failed"
 	dpkg-deb -x "$dir.tmp/deb"/*.deb "$dir.tmp/root" || die "dpkg-deb -x failed"
 	tarball=$(ls "$dir.tmp/root"/usr/src/linux-source-*.tar.* 2>/dev/null | head -n 1)
 	[ -n "$tarball" ] || die "no usr/src/linux-source-*.tar.* in $pkg"
