@@ -10,7 +10,7 @@ import (
 // the model is run with each fix of the seed thread turned off, and the
 // reported masks are compared with its answer.
 
-// preFix is a kernel without one fix of the seed thread.
+// preFix is a kernel without one fix of the seed thread (model.PreFixes).
 type preFix struct {
 	k   model.Kernel
 	fix *harness.Fix // the fix that kernel lacks
@@ -19,14 +19,17 @@ type preFix struct {
 // preFixKernels are the kernels a case's answer is compared with: combo.fix
 // names the first whose answer differs from model.Fixed's; lackedFix names
 // the one whose answer the kernel gave.
-var preFixKernels = []preFix{
-	{model.Kernel{ParentIgnoreFix: false, ModifyOpt: true}, fixParentIgnore},
-	{model.Kernel{ParentIgnoreFix: true, ModifyOpt: false}, fixModifyOpt},
-}
+var preFixKernels = func() []preFix {
+	var out []preFix
+	for _, p := range model.PreFixes {
+		out = append(out, preFix{p.Kernel, &harness.Fix{Commit: p.Fix.Commit, Subject: p.Fix.Subject}})
+	}
+	return out
+}()
 
 var (
-	fixParentIgnore = &harness.Fix{Commit: "4f0b903ded728c505850daf2914bfc08841f0ae6", Subject: "fsnotify: fix merge with parent's ignored mask"}
-	fixModifyOpt    = &harness.Fix{Commit: "04e317ba72d07901b03399b3d1525e83424df5b3", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
+	fixParentIgnore = preFixKernels[0].fix // 4f0b903ded72
+	fixModifyOpt    = preFixKernels[1].fix // 04e317ba72d0
 )
 
 // prediction is one pre-fix kernel's answer: group index -> reported mask
