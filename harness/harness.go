@@ -68,8 +68,10 @@ type Case struct {
 	Doc string
 	// Needs are features this case needs beyond the suite's.
 	Needs []*feature.Feature
-	// Fix names the kernel commit the expected behaviour depends on; a failure
-	// prints it as a hint.
+	// Fix names the kernel commit the expected behaviour depends on. It
+	// prints nothing by itself: a failing case prints "HINT: kernel may lack"
+	// a fix only when it saw what a kernel without it does (T.KernelLacks,
+	// often with T.CaseFix).
 	Fix *Fix
 	// Filesystems overrides Suite.Filesystems for this case when non-nil.
 	Filesystems []string
@@ -89,7 +91,7 @@ type Fix struct {
 	Subject string
 }
 
-// Hint renders the line printed with a failure.
+// Hint renders the line a failing case prints when it called T.KernelLacks.
 func (f *Fix) Hint() string {
 	id := f.Commit
 	if len(id) > 12 {

@@ -92,8 +92,8 @@ func (m *Marks) List() []*model.Mark {
 	return out
 }
 
-// modelStates renders the model's marks like Group.FdinfoStates renders fdinfo's.
-func (m *Marks) modelStates() []string {
+// States renders the model's marks like Group.FdinfoStates renders fdinfo's.
+func (m *Marks) States() []string {
 	var out []string
 	for l, mk := range m.byLoc {
 		out = append(out, state(l.String(), mk.MFlags(), fanotify.Mask(mk.Mask), fanotify.Mask(mk.Ignore)))
@@ -184,7 +184,7 @@ func (g *Group) Check(t TB, name, when string, p Places) bool {
 		t.Errorf("fdinfo of group %s %s: %v", name, when, err)
 		return false
 	}
-	want := g.modelStates()
+	want := g.States()
 	if strings.Join(got, "\n") == strings.Join(want, "\n") {
 		return true
 	}

@@ -178,7 +178,7 @@ type Fault struct {
 	Doc    string // the wrong rule it plants
 }
 
-// KernelFix is a kernel commit, by its 12-digit id and subject.
+// KernelFix is a kernel commit, by its id (12 digits or all 40) and subject.
 type KernelFix struct{ Commit, Subject string }
 
 // FaultFixes maps the faults that are the rule of a kernel without a fix to

@@ -241,6 +241,20 @@ type Kernel struct {
 // Fixed is a kernel with both fixes: the one every case expects.
 var Fixed = Kernel{ParentIgnoreFix: true, ModifyOpt: true}
 
+// PreFix is a kernel that lacks one fix of the seed thread.
+type PreFix struct {
+	Kernel Kernel
+	Fix    KernelFix
+}
+
+// PreFixes are the kernels without one of the two fixes. A case whose answer
+// on one of them differs from Fixed's depends on its fix (harness.Case.Fix);
+// a kernel that gives that kernel's answer may lack it (harness.T.KernelLacks).
+var PreFixes = []PreFix{
+	{Kernel{ParentIgnoreFix: false, ModifyOpt: true}, KernelFix{"4f0b903ded728c505850daf2914bfc08841f0ae6", "fsnotify: fix merge with parent's ignored mask"}},
+	{Kernel{ParentIgnoreFix: true, ModifyOpt: false}, KernelFix{"04e317ba72d07901b03399b3d1525e83424df5b3", "fsnotify: optimize FS_MODIFY events with no ignored masks"}},
+}
+
 // faulty reports whether the named fault is switched on.
 func (k Kernel) faulty(name string) bool { return k.Fault == name }
 

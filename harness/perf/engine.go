@@ -734,6 +734,16 @@ func (r *Result) BlockValues(metric string) (base, cond []float64) {
 	return ob, oc
 }
 
+// CostOverGate reports whether the measured cost itself failed the gate: a
+// gate run (not -aa or -inject) with a threshold, whose condition held before
+// and after measuring, and whose ratio interval lies above Max. Not a void
+// measurement, an undecided interval or a -baseline comparison: a case whose
+// gate bounds the cost a kernel fix removed confirms the fix
+// (harness.T.KernelLacks) only on this.
+func (r *Result) CostOverGate() bool {
+	return r != nil && r.Mode == "gate" && r.Gate.Max > 0 && !r.VerifyFailed && r.Verdict == Fail
+}
+
 // decide sets Verdict and Reason and reports whether the experiment may stop.
 func (r *Result) decide(final bool) bool {
 	s := r.Summaries[r.Gate.Metric]

@@ -69,6 +69,9 @@ func TestGatePassAndFail(t *testing.T) {
 	if fail.Verdict != Fail {
 		t.Errorf("30%% more work against 1.03: %v (%s), want fail", fail.Verdict, fail.Reason)
 	}
+	if pass.CostOverGate() || !fail.CostOverGate() {
+		t.Errorf("CostOverGate: pass %v, fail %v; want false, true", pass.CostOverGate(), fail.CostOverGate())
+	}
 	if got := fail.Summaries[NsPerOp].Ratio.Center; got < 1.2 || got > 1.4 {
 		t.Errorf("ratio of 390/300 spins = %.3f, want about 1.3", got)
 	}
@@ -97,6 +100,9 @@ func TestUndecidedWhenStraddling(t *testing.T) {
 		Gate: Gate{Max: 1.03}}, o)
 	if res.Verdict != Undecided || res.Blocks != 1 {
 		t.Errorf("budget out after %d blocks: %v (%s), want undecided", res.Blocks, res.Verdict, res.Reason)
+	}
+	if res.CostOverGate() {
+		t.Errorf("an undecided interval counts as a cost over the gate")
 	}
 }
 
@@ -305,6 +311,9 @@ func TestVerify(t *testing.T) {
 	if res == nil || res.Verdict != Fail || !strings.Contains(res.Reason, "after measuring") {
 		t.Fatalf("failing check after: %+v", res)
 	}
+	if res.CostOverGate() {
+		t.Errorf("a void measurement counts as a cost over the gate")
+	}
 	ft.check(t, 1, 0)
 	if !ft.has("verify before: one mark") || !ft.has("verify after: FAILED: fanotify fdinfo marks [], want one (gate)") {
 		t.Errorf("verify lines missing:\n%s", strings.Join(ft.logs, "\n"))
@@ -353,5 +362,28 @@ func TestReportedMarker(t *testing.T) {
 	Reported(ft, "worst %d ms", 3)
 	if len(ft.logs) != 1 || ft.logs[0] != ReportedMarker+" worst 3 ms" {
 		t.Errorf("Reported: %q", ft.logs)
+	}
+}
+
+// TestCostOverGate: only a gate run's own failure on the ratio is a cost over
+// the gate.
+func TestCostOverGate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *Result
+		want bool
+	}{
+		{"gate_fail", &Result{Mode: "gate", Gate: Gate{Max: 1.03}, Verdict: Fail}, true},
+		{"gate_pass", &Result{Mode: "gate", Gate: Gate{Max: 1.03}, Verdict: Pass}, false},
+		{"gate_undecided", &Result{Mode: "gate", Gate: Gate{Max: 1.03}, Verdict: Undecided}, false},
+		{"void", &Result{Mode: "gate", Gate: Gate{Max: 1.03}, Verdict: Fail, VerifyFailed: true}, false},
+		{"ungated", &Result{Mode: "gate", Verdict: Info}, false},
+		{"aa_fail", &Result{Mode: "aa", Gate: Gate{Max: 1.03}, Verdict: Fail}, false},
+		{"inject_fail", &Result{Mode: "inject", Gate: Gate{Max: 1.03}, Verdict: Fail}, false},
+		{"not_run", nil, false},
+	} {
+		if got := tc.r.CostOverGate(); got != tc.want {
+			t.Errorf("%s: CostOverGate() = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -166,23 +166,17 @@ func (c combo) expected(k model.Kernel) map[int]uint32 {
 }
 
 // fix names the kernel commit the case's answer depends on: the rule is run
-// again with each fix of the seed thread turned off, and a different answer
-// means a kernel without that fix fails this case.
+// again with each fix of the seed thread turned off (preFixKernels), and a
+// different answer means a kernel without that fix fails this case.
 func (c combo) fix() *harness.Fix {
 	want := c.expected(model.Fixed)
-	if !maps.Equal(want, c.expected(model.Kernel{ParentIgnoreFix: false, ModifyOpt: true})) {
-		return fixParentIgnore
-	}
-	if !maps.Equal(want, c.expected(model.Kernel{ParentIgnoreFix: true, ModifyOpt: false})) {
-		return fixModifyOpt
+	for _, p := range preFixKernels {
+		if !maps.Equal(want, c.expected(p.k)) {
+			return p.fix
+		}
 	}
 	return nil
 }
-
-var (
-	fixParentIgnore = &harness.Fix{Commit: "4f0b903ded728c505850daf2914bfc08841f0ae6", Subject: "fsnotify: fix merge with parent's ignored mask"}
-	fixModifyOpt    = &harness.Fix{Commit: "04e317ba72d07901b03399b3d1525e83424df5b3", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
-)
 
 // events lists the events a case can produce on each object: a directory
 // can only be opened by the actor (read, write and exec are not directory
@@ -255,10 +249,15 @@ func (c combo) run(t *harness.T) {
 	}
 	// The marks the kernel shows must be the marks the model reasons about.
 	w.checkStates("after marking", c.obj)
-	want := model.Fixed.Deliver(w.allMarks(), c.ev.bit, c.obj == objDir, w.fidGroups())
+	deliver := func(k model.Kernel, marks []*model.Mark) map[int]uint32 {
+		return k.Deliver(marks, c.ev.bit, c.obj == objDir, w.fidGroups())
+	}
+	preds := predictPreFix(w.allMarks(), deliver)
+	want := deliver(model.Fixed, w.allMarks())
 	if want[controlGroup] == 0 {
 		t.Fatalf("rule error: the control group (event mark only) must get the event")
 	}
 	pid, did := w.do(c.ev, c.obj)
-	w.checkGroups(did+"; "+c.setup(), want, c.obj, pid)
+	got := w.checkGroups(did+"; "+c.setup(), want, c.obj, pid)
+	w.confirmPreFix(got, want, preds)
 }

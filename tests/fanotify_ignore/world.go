@@ -368,8 +368,11 @@ func (w *world) wantEvent(gi int, mask uint32, obj object, pid int32) fanotify.E
 }
 
 // checkGroups drains every group and compares what it got with want (group
-// index -> reported mask; missing: no event).
-func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int32) {
+// index -> reported mask; missing: no event). It returns what each group
+// reported as a mask (reported), or nil when a group's events are no
+// answer of the rule (for confirmPreFix).
+func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int32) map[int]uint32 {
+	masks := map[int]uint32{}
 	for i, gs := range w.groups {
 		if gs.absent {
 			continue
@@ -383,7 +386,28 @@ func (w *world) checkGroups(did string, want map[int]uint32, obj object, pid int
 			wantEvs = []fanotify.Event{w.wantEvent(i, m, obj, pid)}
 		}
 		expect.Fanotify(w.t, fmt.Sprintf("%s; group %d %s", did, i, fanotify.InitFlagsString(gs.kind.init)), got, wantEvs)
+		if m, ok := w.reported(i, got, obj, pid); ok && masks != nil {
+			masks[i] = m
+		} else {
+			masks = nil
+		}
 	}
+	return masks
+}
+
+// reported is the mask group gi reported in evs when evs is an answer the
+// rule can give (with any kernel's fixes): no event (0), or one event that is
+// exactly the event of the group's class for its mask (wantEvent: pid, fd
+// path or records). ok is false for anything else.
+func (w *world) reported(gi int, evs []fanotify.Event, obj object, pid int32) (mask uint32, ok bool) {
+	switch {
+	case len(evs) == 0:
+		return 0, true
+	case len(evs) > 1 || uint64(uint32(evs[0].Mask)) != uint64(evs[0].Mask):
+		return 0, false
+	}
+	m := uint32(evs[0].Mask)
+	return m, expect.FanotifyEqual(evs, []fanotify.Event{w.wantEvent(gi, m, obj, pid)}) == ""
 }
 
 // checkStates compares fdinfo with the model for every group.

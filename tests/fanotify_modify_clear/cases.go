@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness"
@@ -140,37 +141,102 @@ func (c clearCase) steps() []step {
 	return s
 }
 
-// predict runs the whole case through the model of kernel k alone and
-// renders, per step, the masks reported; with the ignore masks left after
-// the write.
-func (c clearCase) predict(k model.Kernel) string {
+// behaviour is what a kernel does in a case: per step, the masks of the
+// events it reports, in order; and its marks after the write, as fdinfo
+// shows them (markmirror.Group.FdinfoStates).
+type behaviour struct {
+	events     [][]uint32
+	afterWrite []string
+}
+
+func (b behaviour) equal(o behaviour) bool {
+	return slices.Equal(b.afterWrite, o.afterWrite) &&
+		slices.EqualFunc(b.events, o.events, func(x, y []uint32) bool { return slices.Equal(x, y) })
+}
+
+// trace runs the whole case through the model of kernel k alone; it
+// returns the behaviour and the marks after the last step.
+func (c clearCase) trace(k model.Kernel) (behaviour, []*model.Mark) {
 	marks := markmirror.NewMarks(0, false)
 	for _, mc := range c.marks {
 		marks.Add(model.Target{Loc: mc.loc, IsDir: mc.loc == model.LocParent}, mc.flags, mc.mask)
 	}
 	list := marks.List()
-	var b strings.Builder
-	for _, s := range c.steps() {
+	var b behaviour
+	for i, s := range c.steps() {
+		var got []uint32
 		for _, ev := range s.evs {
-			fmt.Fprintf(&b, "%x ", k.DeliverAs(list, role(s.o), ev, s.o == objDir, map[int]bool{})[0])
+			if m := k.DeliverAs(list, role(s.o), ev, s.o == objDir, map[int]bool{})[0]; m != 0 {
+				got = append(got, m)
+			}
 		}
-		b.WriteString("| ")
+		b.events = append(b.events, got)
+		if i == len(c.probes) {
+			b.afterWrite = marks.States()
+		}
+	}
+	return b, list
+}
+
+// predict renders trace: per step the masks reported, then the ignore masks
+// left after the last step.
+func (c clearCase) predict(k model.Kernel) string {
+	b, list := c.trace(k)
+	var sb strings.Builder
+	for _, s := range b.events {
+		for _, m := range s {
+			fmt.Fprintf(&sb, "%x ", m)
+		}
+		sb.WriteString("| ")
 	}
 	for _, m := range list {
-		fmt.Fprintf(&b, "%s:%x ", m.Loc, m.Ignore)
+		fmt.Fprintf(&sb, "%s:%x ", m.Loc, m.Ignore)
 	}
-	return b.String()
+	return sb.String()
 }
+
+// preFix is a kernel without one fix of the seed thread (model.PreFixes).
+type preFix struct {
+	k   model.Kernel
+	fix *harness.Fix // the fix it lacks
+}
+
+var preFixes = func() []preFix {
+	var out []preFix
+	for _, p := range model.PreFixes {
+		out = append(out, preFix{p.Kernel, &harness.Fix{Commit: p.Fix.Commit, Subject: p.Fix.Subject}})
+	}
+	return out
+}()
 
 // fix names the commit the case depends on: the model's answer changes when
 // the fix is turned off.
 func (c clearCase) fix() *harness.Fix {
 	want := c.predict(model.Fixed)
-	if c.predict(model.Kernel{ParentIgnoreFix: false, ModifyOpt: true}) != want {
-		return &harness.Fix{Commit: "4f0b903ded728c505850daf2914bfc08841f0ae6", Subject: "fsnotify: fix merge with parent's ignored mask"}
+	for _, p := range preFixes {
+		if c.predict(p.k) != want {
+			return p.fix
+		}
 	}
-	if c.predict(model.Kernel{ParentIgnoreFix: true, ModifyOpt: false}) != want {
-		return &harness.Fix{Commit: "04e317ba72d07901b03399b3d1525e83424df5b3", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
+	return nil
+}
+
+// lackedFix returns the fix whose absence explains what the kernel did, or
+// nil: got differs from model.Fixed's behaviour and equals that of the
+// kernel without that fix, the events of every step and the ignore masks
+// the write left.
+func (c clearCase) lackedFix(got behaviour) *harness.Fix {
+	same := func(k model.Kernel) bool {
+		want, _ := c.trace(k)
+		return got.equal(want)
+	}
+	if same(model.Fixed) {
+		return nil
+	}
+	for _, p := range preFixes {
+		if same(p.k) {
+			return p.fix
+		}
 	}
 	return nil
 }
@@ -216,7 +282,11 @@ func (c clearCase) run(t *harness.T) {
 		}
 	}
 	w.checkStates("after the write")
+	states, err := w.g.FdinfoStates(w.places)
 	for _, s := range steps[n+1:] {
 		w.do(s, did+"; after "+steps[n].what)
+	}
+	if !w.odd && err == nil {
+		t.KernelLacks(c.lackedFix(behaviour{events: w.reported, afterWrite: states}))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,7 +233,7 @@ func reportMismatch(t *harness.T, r *runner, s *Scenario, d int, want, got []Obs
 	if opts.fault != "" {
 		t.Logf("  (model fault %s planted: the model, not the kernel, is wrong here)", opts.fault)
 	} else {
-		hintFix(t, small, sg)
+		hintFix(t, small, sg, "")
 	}
 	fault := ""
 	if opts.fault != "" {
@@ -242,11 +243,21 @@ func reportMismatch(t *harness.T, r *runner, s *Scenario, d int, want, got []Obs
 	t.Logf("case row for tests/fsnotify_explore/regressions.go:\n%s", small.Row(fmt.Sprintf("seed%d", s.Seed)))
 }
 
-// hintFix names the kernel fix a mismatch shows missing (missingFixes).
-func hintFix(t *harness.T, s *Scenario, got []Obs) {
-	for _, f := range missingFixes(s, got) {
-		fix := model.FaultFixes[f.Name]
-		t.Logf("%s: the kernel follows model fault %s: %s", (&harness.Fix{Commit: fix.Commit, Subject: fix.Subject}).Hint(), f.Name, f.Doc)
+// hintFix names the kernel fix a mismatch shows missing (missingFixes): a
+// line per model fault the kernel follows, and T.KernelLacks, so that the
+// failure prints "HINT: kernel may lack <fix>" (the fix of fault first if it
+// is among them, else of the first one). A mismatch no such fault explains
+// prints no HINT.
+func hintFix(t *harness.T, s *Scenario, got []Obs, first string) {
+	fs := missingFixes(s, got)
+	if i := slices.IndexFunc(fs, func(f model.Fault) bool { return f.Name == first }); i > 0 {
+		fs[0], fs[i] = fs[i], fs[0]
+	}
+	for _, f := range fs {
+		kf := model.FaultFixes[f.Name]
+		fix := &harness.Fix{Commit: kf.Commit, Subject: kf.Subject}
+		t.Logf("the kernel follows model fault %s, the rule of a kernel without %s: %s", f.Name, kf.Commit, f.Doc)
+		t.KernelLacks(fix)
 	}
 }
 
@@ -300,6 +311,13 @@ func runRegression(t *harness.T, rg regression) {
 		t.Errorf("kernel and model differ at step %d:\n%s", d+1, s.Script())
 		t.Logf("  want: %s", obsAt(want, d))
 		t.Logf("  got:  %s", obsAt(got, d))
+		if opts.fault != "" {
+			t.Logf("  (model fault %s planted: the model, not the kernel, is wrong here)", opts.fault)
+		} else {
+			// The row's Witness, when it is the rule of a kernel without
+			// the row's Fix, is among the faults tried, and named first.
+			hintFix(t, &s, got, rg.Witness)
+		}
 	}
 }
 

@@ -34,6 +34,25 @@ type env struct {
 	root string
 	w, u string
 	hist []string
+	// notFixed: some step got other than what the fixed kernel gives;
+	// notPreFix: other than what a kernel without the case's fix gives
+	// (checkPre; a step checked with check expects the same of both).
+	notFixed, notPreFix bool
+}
+
+// step records one step's comparisons (see env.notFixed).
+func (e *env) step(fixedOK, preFixOK bool) {
+	e.notFixed = e.notFixed || !fixedOK
+	e.notPreFix = e.notPreFix || !preFixOK
+}
+
+// confirmPreFix tells the harness that the kernel may lack fix when every
+// step got what a kernel without it gives (checkPre) and some step differs
+// from what the fixed kernel gives. Call it at the end of the case.
+func (e *env) confirmPreFix(fix *harness.Fix) {
+	if e.notFixed && !e.notPreFix {
+		e.t.KernelLacks(fix)
+	}
 }
 
 func newEnv(t *harness.T) *env {
@@ -198,12 +217,16 @@ func (l *inL) rm(wd int32) {
 
 // check drains what the last operation queued and compares it, in order,
 // with want.
-func (l *inL) check(want ...inotify.Event) {
+func (l *inL) check(want ...inotify.Event) { l.checkPre(want, want...) }
+
+// checkPre is check for a step where a kernel without the case's fix queues
+// pre instead (env.confirmPreFix).
+func (l *inL) checkPre(pre []inotify.Event, want ...inotify.Event) {
 	got, err := l.in.Drain()
 	if err != nil {
 		l.e.t.Fatalf("inotify drain: %v [after: %s]", err, l.e.history())
 	}
-	expect.Inotify(l.e.t, l.e.history(), got, want)
+	l.e.step(expect.Inotify(l.e.t, l.e.history(), got, want), expect.InotifyEqual(got, pre) == "")
 }
 
 // quiet checks that nothing at all arrives in the final window.
@@ -216,13 +239,14 @@ type listener interface{ listener() expect.Listener }
 
 // quiet is the case's final check: steps only drain (every event checked here
 // is queued before the syscall that caused it returns), then nothing at all
-// may arrive on any of ls within one expect.Quiet window.
+// may arrive on any of ls within one expect.Quiet window (on any kernel).
 func (e *env) quiet(ls ...listener) {
 	var qs []expect.Listener
 	for _, l := range ls {
 		qs = append(qs, l.listener())
 	}
-	expect.QuietAll(e.t, e.history(), expect.Quiet, qs...)
+	ok := expect.QuietAll(e.t, e.history(), expect.Quiet, qs...)
+	e.step(ok, ok)
 }
 
 func iev(wd int32, mask uint32, name string) inotify.Event {
@@ -284,12 +308,16 @@ func markKind(flags uint) string {
 	return "inode"
 }
 
-func (l *fanL) check(want ...fanotify.Event) {
+func (l *fanL) check(want ...fanotify.Event) { l.checkPre(want, want...) }
+
+// checkPre is check for a step where a kernel without the case's fix queues
+// pre instead (env.confirmPreFix).
+func (l *fanL) checkPre(pre []fanotify.Event, want ...fanotify.Event) {
 	got, err := l.g.Drain()
 	if err != nil {
 		l.e.t.Fatalf("group %s drain: %v [after: %s]", l.name, err, l.e.history())
 	}
-	expect.Fanotify(l.e.t, l.e.history()+"; checked group "+l.name, got, want)
+	l.e.step(expect.Fanotify(l.e.t, l.e.history()+"; checked group "+l.name, got, want), expect.FanotifyEqual(got, pre) == "")
 }
 
 func (l *fanL) quiet() { l.e.quiet(l) }
