@@ -77,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return export(args[1:], stdout, stderr)
 		case "report":
 			return report(args[1:], stdout, stderr)
+		case "diff":
+			return diffResults(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)

@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// runOf is a run of one binary whose cases (TAP lines, one level below the
+// binary) are the leaves.
+func runOf(kernel string, cases ...string) *Results {
+	failed := false
+	var b strings.Builder
+	b.WriteString("TAP version 13\n1..1\n    # Subtest: fanotify_basic\n")
+	n := 0
+	for _, c := range cases {
+		if strings.HasPrefix(c, "ok ") || strings.HasPrefix(c, "not ok ") {
+			n++
+			failed = failed || strings.HasPrefix(c, "not ok ")
+		}
+	}
+	fmt.Fprintf(&b, "    1..%d\n", n)
+	for _, c := range cases {
+		b.WriteString("    " + c + "\n")
+	}
+	if failed {
+		b.WriteString("not ok 1 fanotify_basic\n")
+	} else {
+		b.WriteString("ok 1 fanotify_basic\n")
+	}
+	return &Results{Dir: "results/" + kernel, Root: tap.ParseString(b.String()), Info: RunInfo{Kernel: kernel}}
+}
+
+// pass -> fail and fail -> pass are the verdict; a leaf failing in both runs
+// is listed apart, and figures are compared by name.
+func TestCompareResults(t *testing.T) {
+	before := runOf("7.3-base",
+		"ok 1 a.tmpfs", "not ok 2 b.tmpfs", "# measurement: cost 100 ns/op [90,110]", "ok 3 c.tmpfs",
+		"ok 4 d.tmpfs # SKIP FAN_X not supported (EINVAL)")
+	after := runOf("7.3-patched",
+		"# events differ", `# HINT: kernel may lack 4f0b903ded72 ("fsnotify: fix merge with parent's ignored mask")`, "not ok 1 a.tmpfs",
+		"not ok 2 b.tmpfs", "# measurement: cost 110 ns/op [100,120]", "ok 3 c.tmpfs", "ok 4 d.tmpfs")
+	d := CompareResults(before, after)
+	if !d.Differs() || len(d.Regressions) != 1 || d.Regressions[0].Path != "fanotify_basic.a.tmpfs" {
+		t.Fatalf("regressions %+v, want a.tmpfs only", d.Regressions)
+	}
+	if !strings.HasPrefix(d.Regressions[0].Why, "HINT:") {
+		t.Errorf("regression reason %q, want the HINT line", d.Regressions[0].Why)
+	}
+	if len(d.FailBoth) != 1 || len(d.Fixes) != 0 || len(d.SkipChanged) != 1 || d.Same != 1 {
+		t.Errorf("fail-both %d fixes %d skip-changed %d same %d, want 1 0 1 1", len(d.FailBoth), len(d.Fixes), len(d.SkipChanged), d.Same)
+	}
+	if len(d.Figures) != 1 || d.Figures[0].Ratio != 1.1 {
+		t.Errorf("figures %+v, want cost x1.1", d.Figures)
+	}
+	var b strings.Builder
+	if err := d.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"verdict: behaviour changed: 1 leaves pass -> fail, 0 fail -> pass", "fail in both runs (not caused by the change) (1)", "x1.1000 [0.9091,1.3333]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	// The same run against itself: no difference.
+	if same := CompareResults(before, before); same.Differs() || len(same.FailBoth) != 1 {
+		t.Errorf("a run against itself: %+v", same)
+	}
+}
