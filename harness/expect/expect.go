@@ -29,8 +29,10 @@ type TB interface {
 var None []fanotify.Event
 
 // FanotifyEqual compares wanted and received fanotify events in order. The
-// event fd number is never compared (it is arbitrary); Dev and Ino are compared
-// only where the wanted event sets them. It returns the report ("" when equal).
+// event fd number is never compared (it is arbitrary), nor which descriptor
+// a PIDFD record's pidfd is (every descriptor compares as 0; a negative
+// FAN_NOPIDFD or -errno is compared as it is); Dev and Ino are compared only
+// where the wanted event sets them. It returns the report ("" when equal).
 func FanotifyEqual(got, want []fanotify.Event) string {
 	norm := make([]fanotify.Event, len(got))
 	for i, g := range got {
@@ -38,14 +40,34 @@ func FanotifyEqual(got, want []fanotify.Event) string {
 		if i < len(want) && want[i].Ino == 0 && want[i].Dev == 0 {
 			g.Dev, g.Ino = 0, 0
 		}
+		g.Info = anyPidfd(g.Info)
 		norm[i] = g
 	}
 	w := make([]fanotify.Event, len(want))
 	for i, e := range want {
 		e.Fd = 0
+		e.Info = anyPidfd(e.Info)
 		w[i] = e
 	}
 	return report(norm, w, cmp.Transformer("mask", func(m fanotify.Mask) string { return m.String() }))
+}
+
+// anyPidfd returns info with every PIDFD record's descriptor (>= 0) as 0,
+// copying the slice when it changes one.
+func anyPidfd(info []fanotify.Info) []fanotify.Info {
+	var out []fanotify.Info
+	for i, r := range info {
+		if r.Type == unix.FAN_EVENT_INFO_TYPE_PIDFD && r.Pidfd > 0 {
+			if out == nil {
+				out = append([]fanotify.Info(nil), info...)
+			}
+			out[i].Pidfd = 0
+		}
+	}
+	if out == nil {
+		return info
+	}
+	return out
 }
 
 // longList is the length above which a mismatch report shows the

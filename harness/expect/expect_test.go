@@ -60,6 +60,21 @@ func TestFanotifyEqualIgnoresFdNumbers(t *testing.T) {
 	assert.Assert(t, expect.FanotifyEqual(got, []fanotify.Event{{Mask: unix.FAN_OPEN, Pid: 2, Path: "/f"}}) != "")
 }
 
+// A PIDFD record compares any descriptor as 0, never as a negative value:
+// FAN_NOPIDFD (-1) and a descriptor whose process is gone (fdinfo Pid -1)
+// differ.
+func TestFanotifyEqualPidfd(t *testing.T) {
+	pidfd := func(v, pid int32) []fanotify.Event {
+		return []fanotify.Event{{Mask: unix.FAN_OPEN, Pid: 1, Info: []fanotify.Info{{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: v, PidfdPid: pid}}}}
+	}
+	got := pidfd(7, -1) // descriptor 7 of a reaped process
+	assert.Equal(t, expect.FanotifyEqual(got, pidfd(0, -1)), "")
+	assert.Equal(t, got[0].Info[0].Pidfd, int32(7), "the received record is not changed")
+	assert.Assert(t, expect.FanotifyEqual(got, pidfd(unix.FAN_NOPIDFD, 0)) != "")
+	assert.Assert(t, expect.FanotifyEqual(pidfd(unix.FAN_NOPIDFD, 0), pidfd(0, -1)) != "")
+	assert.Assert(t, expect.FanotifyEqual(pidfd(-int32(unix.ESRCH), 0), pidfd(unix.FAN_NOPIDFD, 0)) != "")
+}
+
 // Order matters: the same events in another order differ.
 func TestOrderMatters(t *testing.T) {
 	a := fanotify.Event{Mask: unix.FAN_OPEN, Pid: 1}

@@ -176,9 +176,21 @@ type Info struct {
 	HandleType int32
 	Handle     string // hex of f_handle
 	Name       string
-	// PIDFD: the pid the pidfd refers to (from its fdinfo), or the negative
-	// FAN_NOPIDFD / FAN_EPIDFD value the kernel put in its place.
-	PidfdPid int32
+	// PIDFD. Pidfd is the record's pidfd field as the kernel wrote it: a
+	// descriptor (>= 0), or the negative value it put in place of one
+	// (FAN_NOPIDFD, FAN_EPIDFD; -errno with FAN_REPORT_FD_ERROR). Which
+	// descriptor is arbitrary: expect.FanotifyEqual compares every
+	// descriptor as 0, so a wanted record says "a descriptor" with Pidfd 0
+	// and never matches a negative value. Only for a descriptor: PidfdPid
+	// is the "Pid:" line of its fdinfo (pidfs.c pidfd_show_fdinfo: -1 once
+	// the process is gone, 0 outside this pid namespace) and PidfdThread
+	// whether it is a thread pidfd (PIDFD_THREAD, which is O_EXCL, in its
+	// F_GETFL flags). A descriptor whose fdinfo has no "Pid:" line is no
+	// pidfd: a decoding error. Decode closes the descriptor after reading
+	// it; DecodeKeepPidfds leaves it open.
+	Pidfd       int32
+	PidfdPid    int32
+	PidfdThread bool
 	// ERROR.
 	Error      int32
 	ErrorCount uint32
@@ -197,7 +209,14 @@ func (i Info) String() string {
 	case unix.FAN_EVENT_INFO_TYPE_DFID_NAME, unix.FAN_EVENT_INFO_TYPE_OLD_DFID_NAME, unix.FAN_EVENT_INFO_TYPE_NEW_DFID_NAME:
 		return fmt.Sprintf("%s{fsid=%x.%x handle=%d:%s name=%q}", t, uint32(i.Fsid[0]), uint32(i.Fsid[1]), i.HandleType, i.Handle, i.Name)
 	case unix.FAN_EVENT_INFO_TYPE_PIDFD:
-		return fmt.Sprintf("%s{pid=%d}", t, i.PidfdPid)
+		if i.Pidfd < 0 {
+			return fmt.Sprintf("%s{pidfd=%d %s}", t, i.Pidfd, pidfdValueName(i.Pidfd))
+		}
+		thread := ""
+		if i.PidfdThread {
+			thread = " PIDFD_THREAD"
+		}
+		return fmt.Sprintf("%s{descriptor, fdinfo Pid=%d%s}", t, i.PidfdPid, thread)
 	case unix.FAN_EVENT_INFO_TYPE_ERROR:
 		return fmt.Sprintf("%s{error=%d count=%d}", t, i.Error, i.ErrorCount)
 	case unix.FAN_EVENT_INFO_TYPE_RANGE:
@@ -220,6 +239,23 @@ func (e Event) String() string {
 		b.WriteString(" " + i.String())
 	}
 	return b.String()
+}
+
+// pidfdValueName names a negative pidfd field: FAN_NOPIDFD and FAN_EPIDFD
+// (include/uapi/linux/fanotify.h), or -errno from a FAN_REPORT_FD_ERROR
+// group, where -1 is -EPERM and -2 -ENOENT.
+func pidfdValueName(v int32) string {
+	e := unix.ErrnoName(unix.Errno(-v))
+	switch v {
+	case unix.FAN_NOPIDFD:
+		return "FAN_NOPIDFD or -" + e
+	case unix.FAN_EPIDFD:
+		return "FAN_EPIDFD or -" + e
+	}
+	if e == "" {
+		return "?"
+	}
+	return "-" + e
 }
 
 // IsPermission reports whether the event waits for a response.
@@ -295,8 +331,15 @@ func (g *Group) readOnce() ([]Event, error) {
 type metadata = unix.FanotifyEventMetadata
 
 // Decode parses a buffer returned by read(2) on a fanotify fd. It fills Path,
-// Dev and Ino from each event fd but does not close the fds.
-func Decode(buf []byte) ([]Event, error) {
+// Dev and Ino from each event fd but does not close the fds; it reads and
+// closes each pidfd of a PIDFD record.
+func Decode(buf []byte) ([]Event, error) { return decode(buf, false) }
+
+// DecodeKeepPidfds is Decode leaving every pidfd of a PIDFD record open
+// (Info.Pidfd >= 0) for the caller, who must close it (and the event fds).
+func DecodeKeepPidfds(buf []byte) ([]Event, error) { return decode(buf, true) }
+
+func decode(buf []byte, keepPidfds bool) ([]Event, error) {
 	var evs []Event
 	for len(buf) > 0 {
 		if len(buf) < int(unix.FAN_EVENT_METADATA_LEN) {
@@ -317,7 +360,7 @@ func Decode(buf []byte) ([]Event, error) {
 				e.Dev, e.Ino = st.Dev, st.Ino
 			}
 		}
-		info, err := decodeInfo(buf[m.Metadata_len:m.Event_len])
+		info, err := decodeInfo(buf[m.Metadata_len:m.Event_len], keepPidfds)
 		e.Info = info
 		evs = append(evs, e)
 		if err != nil {
@@ -328,7 +371,7 @@ func Decode(buf []byte) ([]Event, error) {
 	return evs, nil
 }
 
-func decodeInfo(b []byte) ([]Info, error) {
+func decodeInfo(b []byte, keepPidfds bool) ([]Info, error) {
 	var out []Info
 	for len(b) > 0 {
 		if len(b) < 4 {
@@ -363,11 +406,16 @@ func decodeInfo(b []byte) ([]Info, error) {
 			if len(body) < 4 {
 				return out, errors.New("short PIDFD record")
 			}
-			pidfd := int32(ne32(body))
-			rec.PidfdPid = pidfd
-			if pidfd >= 0 {
-				rec.PidfdPid = pidOfPidfd(int(pidfd))
-				unix.Close(int(pidfd))
+			rec.Pidfd = int32(ne32(body))
+			if rec.Pidfd >= 0 {
+				var err error
+				rec.PidfdPid, rec.PidfdThread, err = pidfdState(int(rec.Pidfd))
+				if !keepPidfds || err != nil {
+					unix.Close(int(rec.Pidfd))
+				}
+				if err != nil {
+					return out, fmt.Errorf("PIDFD record: descriptor %d: %w", rec.Pidfd, err)
+				}
 			}
 		case unix.FAN_EVENT_INFO_TYPE_ERROR:
 			if len(body) < 8 {
@@ -395,19 +443,34 @@ func decodeInfo(b []byte) ([]Info, error) {
 	return out, nil
 }
 
-// pidOfPidfd reads the "Pid:" line of a pidfd's fdinfo (-1 if the process is gone).
-func pidOfPidfd(fd int) int32 {
+// pidfdState reads what a pidfd refers to: the "Pid:" line of its fdinfo
+// (-1 if the process is gone) and whether F_GETFL shows PIDFD_THREAD.
+func pidfdState(fd int) (pid int32, thread bool, err error) {
 	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
 	if err != nil {
-		return 0
+		return 0, false, err
 	}
+	found := false
 	for _, l := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(l, "Pid:"); ok {
-			p, _ := strconv.Atoi(strings.TrimSpace(v))
-			return int32(p)
+			p, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, false, fmt.Errorf("fdinfo Pid line %q: %w", l, err)
+			}
+			pid, found = int32(p), true
+			break
 		}
 	}
-	return 0
+	if !found {
+		return 0, false, fmt.Errorf("not a pidfd: its fdinfo has no Pid: line: %q", data)
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return 0, false, fmt.Errorf("F_GETFL: %w", err)
+	}
+	// include/uapi/linux/pidfd.h: PIDFD_THREAD is O_EXCL; pidfs_dentry_open
+	// keeps it in f_flags, which F_GETFL returns.
+	return pid, fl&unix.O_EXCL != 0, nil
 }
 
 // Response values for Respond.

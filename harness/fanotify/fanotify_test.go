@@ -2,8 +2,11 @@ package fanotify
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -138,4 +141,76 @@ func TestMarksFromFdinfo(t *testing.T) {
 	assert.Equal(t, m.Mask, Mask(unix.FAN_OPEN))
 	assert.Equal(t, m.IgnoredMask, Mask(unix.FAN_ACCESS))
 	assert.Equal(t, m.MFlags, uint64(FdinfoIgnoredSurvModify))
+}
+
+func pidfdInfo(v int32) []byte {
+	ne := binary.NativeEndian
+	b := make([]byte, 8)
+	b[0] = unix.FAN_EVENT_INFO_TYPE_PIDFD
+	ne.PutUint16(b[2:], 8)
+	ne.PutUint32(b[4:], uint32(v))
+	return b
+}
+
+// A PIDFD record keeps the pidfd field as the kernel wrote it: FAN_NOPIDFD
+// (-1) stays -1 with no fdinfo pid, and a descriptor of a reaped process
+// (fdinfo Pid -1, what 7.3 hands out with PIDFD_STALE) is a descriptor with
+// PidfdPid -1: the two never decode alike.
+func TestDecodePidfdRecord(t *testing.T) {
+	evs, err := Decode(record(unix.FAN_OPEN, unix.FAN_NOFD, 1, pidfdInfo(unix.FAN_NOPIDFD)))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, evs[0].Info, []Info{{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: -1}})
+	assert.Equal(t, evs[0].Info[0].String(), "PIDFD{pidfd=-1 FAN_NOPIDFD or -EPERM}")
+
+	live, err := unix.PidfdOpen(os.Getpid(), 0)
+	if errors.Is(err, unix.ENOSYS) {
+		t.Skipf("pidfd_open: %v", err)
+	}
+	assert.NilError(t, err)
+	evs, err = Decode(record(unix.FAN_OPEN, unix.FAN_NOFD, 1, pidfdInfo(int32(live))))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, evs[0].Info, []Info{{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: int32(live), PidfdPid: int32(os.Getpid())}})
+	_, err = unix.FcntlInt(uintptr(live), unix.F_GETFD, 0)
+	assert.ErrorIs(t, err, unix.EBADF, "Decode closes the pidfd")
+
+	child := exec.Command("/bin/true")
+	assert.NilError(t, child.Start())
+	stale, err := unix.PidfdOpen(child.Process.Pid, 0)
+	assert.NilError(t, err)
+	assert.NilError(t, child.Wait()) // reaped: the pidfd's fdinfo says Pid -1
+	evs, err = DecodeKeepPidfds(record(unix.FAN_OPEN, unix.FAN_NOFD, 1, pidfdInfo(int32(stale))))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, evs[0].Info, []Info{{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: int32(stale), PidfdPid: -1}})
+	assert.NilError(t, unix.Close(stale), "DecodeKeepPidfds leaves the pidfd open")
+
+	notPidfd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	assert.NilError(t, err)
+	_, err = Decode(record(unix.FAN_OPEN, unix.FAN_NOFD, 1, pidfdInfo(int32(notPidfd))))
+	assert.ErrorContains(t, err, "not a pidfd")
+}
+
+// A thread pidfd (PIDFD_THREAD, 6.9) decodes with PidfdThread and the
+// thread's id.
+func TestDecodeThreadPidfd(t *testing.T) {
+	type res struct {
+		tid, fd int
+		err     error
+	}
+	c, done := make(chan res), make(chan struct{})
+	defer close(done)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		tid := unix.Gettid()
+		fd, err := unix.PidfdOpen(tid, unix.O_EXCL) // PIDFD_THREAD
+		c <- res{tid, fd, err}
+		<-done
+	}()
+	r := <-c
+	if errors.Is(r.err, unix.EINVAL) || errors.Is(r.err, unix.ENOSYS) {
+		t.Skipf("pidfd_open(PIDFD_THREAD): %v (needs >= 6.9)", r.err)
+	}
+	assert.NilError(t, r.err)
+	evs, err := Decode(record(unix.FAN_OPEN, unix.FAN_NOFD, 1, pidfdInfo(int32(r.fd))))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, evs[0].Info, []Info{{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: int32(r.fd), PidfdPid: int32(r.tid), PidfdThread: true}})
 }

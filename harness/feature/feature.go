@@ -7,7 +7,10 @@
 // feature is missing where it must be present (a failure). Which refusals are
 // missing-where-present depends on the feature's Kind: a Release feature
 // refused at or above its release; a Kconfig feature refused although the
-// kernel's config sets its option. Conclusive answers are cached per process.
+// kernel's config sets its option. A Behaviour feature is no capability but
+// a documented change of what the kernel does: its answer says which rule
+// this kernel follows (Rule), and a case expects that rule. Conclusive
+// answers are cached per process.
 package feature
 
 import (
@@ -39,6 +42,13 @@ const (
 	// failure only when the kernel's own config (/proc/config.gz or
 	// /boot/config-<release>) says the option is set.
 	Kconfig
+	// Behaviour: a change mainline made on purpose in MinKernel (a
+	// different pid, errno or record for the same call). Its probe (Decide)
+	// says which rule this kernel follows; only when the probe cannot tell
+	// does the release decide, and the answer says so. Neither answer is a
+	// failure or a skip of its own: a case expects the rule it is told,
+	// and fails on anything that rule does not allow.
+	Behaviour
 )
 
 // Feature is one probe-able kernel capability.
@@ -72,10 +82,17 @@ type Feature struct {
 	// call that proves otherwise. Nil for a feature only classified (a case
 	// meets the errno in its own call and hands it to Classify).
 	Probe func() error
+	// Decide is a Behaviour feature's probe: newer reports whether the
+	// kernel follows the rule of MinKernel on, basis what showed it
+	// ("fserror_report in /proc/kallsyms"); an error means the probe
+	// cannot tell here (no /proc/kallsyms), and the release decides.
+	Decide func() (newer bool, basis string, err error)
 
 	mu     sync.Mutex
 	cached bool
 	err    error
+	newer  bool
+	basis  string
 }
 
 var registry []*Feature
@@ -101,6 +118,13 @@ func register(f *Feature) *Feature {
 // All returns every feature declared with New or NewKconfig, in order.
 func All() []*Feature { return append([]*Feature(nil), registry...) }
 
+// NewBehaviour declares a documented change of behaviour that mainline made
+// in release; decide probes which rule the running kernel follows (see
+// Feature.Decide).
+func NewBehaviour(name, release string, decide func() (bool, string, error)) *Feature {
+	return register(&Feature{Name: name, Kind: Behaviour, MinKernel: release, Decide: decide})
+}
+
 // needing returns f with requirements (for the declarations below).
 func (f *Feature) needing(fs ...*Feature) *Feature {
 	f.Requires = fs
@@ -112,6 +136,9 @@ func (f *Feature) Describe() string {
 	var p []string
 	if f.Option != "" {
 		p = append(p, f.Option)
+	}
+	if f.Kind == Behaviour {
+		return "behaviour changed in " + f.MinKernel
 	}
 	if f.MinKernel != "" {
 		p = append(p, "since "+f.MinKernel)
@@ -128,6 +155,9 @@ type Unsupported struct {
 }
 
 func (e *Unsupported) Error() string {
+	if e.Feature.Kind == Behaviour {
+		return fmt.Sprintf("%s: the older rule (%s)", e.Feature.Name, e.Why)
+	}
 	return fmt.Sprintf("%s not supported (%s; %s)", e.Feature.Name, errnoName(e.Err), e.Why)
 }
 
@@ -195,6 +225,13 @@ const probeTries = 3
 // are cached; an inconclusive probe is tried again (a few times, and again
 // on the next Check).
 func (f *Feature) Check() error {
+	if f.Kind == Behaviour {
+		newer, basis := f.Rule()
+		if newer {
+			return nil
+		}
+		return &Unsupported{Feature: f, Err: errOlderRule, Why: basis}
+	}
 	for _, r := range f.Requires {
 		if err := r.Check(); err != nil {
 			return err
@@ -222,6 +259,33 @@ func (f *Feature) Check() error {
 		}
 	}
 	return err
+}
+
+// errOlderRule is the Err of a Behaviour feature's *Unsupported: the kernel
+// follows the rule from before the change.
+var errOlderRule = errors.New("the older rule")
+
+// Rule answers a Behaviour feature: whether this kernel follows the rule of
+// MinKernel on (newer), and what decided it: the probe's evidence, or, where
+// the probe could not tell, the release (the basis then says why and that
+// the release decided). The answer is cached.
+func (f *Feature) Rule() (newer bool, basis string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cached {
+		return f.newer, f.basis
+	}
+	newer, basis, err := f.Decide()
+	if err != nil {
+		newer = KernelAtLeast(f.MinKernel)
+		cmp := "<"
+		if newer {
+			cmp = ">="
+		}
+		basis = fmt.Sprintf("undecided by the probe (%v), so by release: %s %s %s", err, KernelRelease(), cmp, f.MinKernel)
+	}
+	f.cached, f.newer, f.basis = true, newer, basis
+	return newer, basis
 }
 
 // Classify applies f's rules to an error a case met in its own call (an
@@ -477,6 +541,57 @@ func maskProbe(initFlags, markFlags uint, mask uint64) func() error {
 	}
 }
 
+// kallsymsControl is a symbol every kernel this suite can run on lists in
+// /proc/kallsyms (fs/notify/fsnotify.c fsnotify, built in whenever fsnotify
+// is): a listing without it is not a listing of this kernel's functions.
+const kallsymsControl = "fsnotify"
+
+// KallsymsHas reports whether /proc/kallsyms lists a symbol named name. Its
+// names are readable without privilege (kptr_restrict hides only the
+// addresses), and a function of the kernel or of a loaded module is listed
+// whenever CONFIG_KALLSYMS is set. err: the file is missing (CONFIG_KALLSYMS
+// unset) or unreadable, or it lacks kallsymsControl, so absence proves
+// nothing.
+func KallsymsHas(name string) (bool, error) {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	found, control := false, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && !(found && control) {
+		// "ffffffff81234560 T fserror_report", "... t name\t[module]"
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 3 {
+			continue
+		}
+		found = found || fs[2] == name
+		control = control || fs[2] == kallsymsControl
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("reading /proc/kallsyms: %w", err)
+	}
+	if !control {
+		return false, fmt.Errorf("/proc/kallsyms does not list %s", kallsymsControl)
+	}
+	return found, nil
+}
+
+// fserrorProbe decides FSErrorWorker: fs/fserror.c is built in (obj-y) and
+// exports fserror_report (EXPORT_SYMBOL_GPL), so the function is in
+// /proc/kallsyms exactly when the kernel has it.
+func fserrorProbe() (bool, string, error) {
+	has, err := KallsymsHas("fserror_report")
+	switch {
+	case err != nil:
+		return false, "", err
+	case has:
+		return true, "fserror_report in /proc/kallsyms", nil
+	}
+	return false, "no fserror_report in /proc/kallsyms", nil
+}
+
 // The features the suite uses. Versions are the mainline releases that merged
 // them; options the config symbols they depend on (fs/notify/*/Kconfig).
 var (
@@ -518,6 +633,19 @@ var (
 	// FAN_MARK_IGNORE on a directory needs FAN_MARK_IGNORED_SURV_MODIFY, or EISDIR.
 	MarkIgnore = New("FAN_MARK_IGNORE", "6.0",
 		markProbe(unix.FAN_CLASS_NOTIF, unix.FAN_MARK_IGNORE|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN)).needing(Fanotify)
+	// FSErrorWorker: filesystem errors reach fsnotify from a workqueue.
+	// Since 7.0 (commit 21945e6cb516, "fs: report filesystem and file I/O
+	// errors to fsnotify"; ext4 converted by 81d2e13a57c9, "ext4: convert
+	// to new fserror helpers") ext4's __ext4_error, __ext4_error_inode,
+	// __ext4_std_error and ext4_force_shutdown call fserror_report
+	// (fs/fserror.c), which queues the report with schedule_work;
+	// fserror_worker calls fsnotify(FS_ERROR) from a kworker, so a
+	// FAN_FS_ERROR event's pid is that kernel thread's (fanotify_alloc_event:
+	// task_tgid(current)) and it is queued after the failing call returned.
+	// Before, fsnotify_sb_error ran in the task that met the error, before
+	// its call returned. Decided by /proc/kallsyms (fserrorProbe); a kernel
+	// without kallsyms is decided by the release.
+	FSErrorWorker = NewBehaviour("filesystem errors reported to fsnotify from a workqueue (fs/fserror.c fserror_report)", "7.0", fserrorProbe)
 	// EnableAudit: FAN_ENABLE_AUDIT (4.15) is refused with EINVAL by a
 	// kernel built without CONFIG_AUDITSYSCALL (fanotify_user.c
 	// fanotify_init), and with EPERM without CAP_AUDIT_WRITE.

@@ -96,6 +96,36 @@ func TestAbsentErrnos(t *testing.T) {
 	}
 }
 
+// A behaviour feature's probe decides the rule; where it cannot tell, the
+// release does and the basis says so. Neither answer is a failure.
+func TestBehaviourRule(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		release   string
+		decide    func() (bool, string, error)
+		newer     bool
+		basis     string
+		checkSkip bool
+	}{
+		{"probe_newer_on_old_release", "99.0", func() (bool, string, error) { return true, "symbol listed", nil }, true, "symbol listed", false},
+		{"probe_older_on_new_release", "2.6", func() (bool, string, error) { return false, "symbol not listed", nil }, false, "symbol not listed", true},
+		{"undecided_new_release", "2.6", func() (bool, string, error) { return false, "", unix.ENOENT }, true, "so by release", false},
+		{"undecided_old_release", "99.0", func() (bool, string, error) { return true, "", unix.ENOENT }, false, "so by release", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Feature{Name: "X", Kind: Behaviour, MinKernel: tc.release, Decide: tc.decide}
+			newer, basis := f.Rule()
+			if newer != tc.newer || !strings.Contains(basis, tc.basis) {
+				t.Errorf("Rule() = %v, %q; want %v and a basis containing %q", newer, basis, tc.newer, tc.basis)
+			}
+			err := f.Check()
+			if (err != nil) != tc.checkSkip || (err != nil && (!IsSkip(err) || !strings.Contains(err.Error(), "the older rule"))) {
+				t.Errorf("Check() = %v, want the older rule (a skip for a Require) = %v", err, tc.checkSkip)
+			}
+		})
+	}
+}
+
 // FIDOn is one feature per filesystem: a probe of one filesystem is never
 // the answer for another.
 func TestFIDOnPerFilesystem(t *testing.T) {
@@ -128,5 +158,20 @@ func TestMaskProbe(t *testing.T) {
 	}
 	if err := maskProbe(unix.FAN_CLASS_NOTIF, 0, unix.FAN_RENAME)(); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("FAN_RENAME in an fd group: %v, want EINVAL", err)
+	}
+}
+
+// /proc/kallsyms lists fsnotify on every kernel the suite runs on, and
+// never a name no kernel has.
+func TestKallsymsHas(t *testing.T) {
+	has, err := KallsymsHas(kallsymsControl)
+	if err != nil {
+		t.Skipf("no usable /proc/kallsyms here: %v", err)
+	}
+	if !has {
+		t.Errorf("KallsymsHas(%q) = false", kallsymsControl)
+	}
+	if has, err := KallsymsHas("fsnsuite_not_a_kernel_symbol"); has || err != nil {
+		t.Errorf("KallsymsHas(not a symbol) = %v, %v; want false, nil", has, err)
 	}
 }

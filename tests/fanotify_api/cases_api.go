@@ -20,8 +20,9 @@ var apiCases = []harness.Case{
 	{
 		Name: "init_flags_invalid",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests:    []string{"unknown_flag", "class_content_and_pre_content", "pidfd_with_tid", "pidfd_alone", "unlimited_queue", "unlimited_marks", "event_f_flags_o_directory", "event_f_flags_accmode_3", "event_f_flags_rdwr_noatime", "fid_with_class_content", "dir_fid_with_class_pre_content", "name_without_dir_fid", "dfid_name", "target_fid_without_fid", "target_fid_without_name", "target_fid_complete", "mnt_with_fid", "mnt_with_class_content"},
-		Doc:         "fanotify_init rejects each invalid flag combination with EINVAL and accepts the valid neighbours (fanotify_init(2), fanotify_user.c fanotify_init)",
+		Subtests: []string{"unknown_flag", "class_content_and_pre_content", "pidfd_with_tid", "pidfd_alone", "unlimited_queue", "unlimited_marks", "event_f_flags_o_directory", "event_f_flags_accmode_3", "event_f_flags_rdwr_noatime", "fid_with_class_content", "dir_fid_with_class_pre_content", "name_without_dir_fid", "dfid_name", "target_fid_without_fid", "target_fid_without_name", "target_fid_complete", "mnt_with_fid", "mnt_with_class_content"},
+		Doc: "fanotify_init rejects each invalid flag combination with EINVAL and accepts the valid neighbours (fanotify_init(2), fanotify_user.c fanotify_init); " +
+			"FAN_REPORT_PIDFD|FAN_REPORT_TID is EINVAL, or on 7.3 (not 6.18) accepted with thread pidfds (copy_event_to_user: PIDFD_THREAD)",
 		Filesystems: []string{},
 		Run:         initFlagsInvalid,
 	},
@@ -84,6 +85,15 @@ var apiCases = []harness.Case{
 // FAN_REPORT_FID; a class value that is none of the three. A kernel that
 // predates a flag also answers EINVAL (unknown flag), so every row holds on
 // every kernel; the valid rows name the feature they need.
+//
+// FAN_REPORT_PIDFD|FAN_REPORT_TID has two rules (pidfdWithTid): the older
+// one above, EINVAL; and 7.3's (6.18 follows the older one), where
+// fanotify_init no longer rejects the pair and copy_event_to_user
+// (fs/notify/fanotify/fanotify_user.c) adds PIDFD_THREAD to the pidfd's
+// flags for a FAN_REPORT_TID group, so pidfd_prepare (kernel/fork.c) makes
+// a pidfd of the acting thread (pidfd_open(2) PIDFD_THREAD, 6.9). The call's
+// answer is the probe: EINVAL is the older rule, success the newer one, whose
+// consequence is then checked; any other answer fails.
 func initFlagsInvalid(t *harness.T) {
 	const unknownInitFlag = 0x80000000 // no FAN_* init flag uses bit 31
 	for _, r := range []struct {
@@ -92,10 +102,14 @@ func initFlagsInvalid(t *harness.T) {
 		eventFlags uint
 		want       unix.Errno
 		needs      *feature.Feature // for rows that must succeed
+		// accepted: a row whose want is the older rule, which a newer
+		// kernel changed to accepting the flags; it checks the newer
+		// rule's consequence on a group made with them.
+		accepted func(t *harness.T, flags uint)
 	}{
 		{name: "unknown_flag", flags: unknownInitFlag, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
 		{name: "class_content_and_pre_content", flags: unix.FAN_CLASS_CONTENT | unix.FAN_CLASS_PRE_CONTENT, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
-		{name: "pidfd_with_tid", flags: unix.FAN_REPORT_PIDFD | unix.FAN_REPORT_TID, eventFlags: unix.O_RDONLY, want: unix.EINVAL},
+		{name: "pidfd_with_tid", flags: unix.FAN_REPORT_PIDFD | unix.FAN_REPORT_TID, eventFlags: unix.O_RDONLY, want: unix.EINVAL, accepted: pidfdWithTid},
 		{name: "pidfd_alone", flags: unix.FAN_REPORT_PIDFD, eventFlags: unix.O_RDONLY, needs: feature.ReportPidfd},
 		// fanotify_init(2) FAN_UNLIMITED_QUEUE, FAN_UNLIMITED_MARKS: "Use of
 		// this flag requires the CAP_SYS_ADMIN capability", which root has.
@@ -123,9 +137,44 @@ func initFlagsInvalid(t *harness.T) {
 			if err == nil {
 				unix.Close(fd)
 			}
-			expect.Errno(t, fmt.Sprintf("fanotify_init(%s, %#x)", fanotify.InitFlagsString(r.flags), r.eventFlags), err, r.want)
+			call := fmt.Sprintf("fanotify_init(%s, %#x)", fanotify.InitFlagsString(r.flags), r.eventFlags)
+			if r.accepted != nil && err == nil {
+				t.Logf("%s accepted: the newer rule, checking its consequence", call)
+				r.accepted(t, r.flags)
+				return
+			}
+			expect.Errno(t, call, err, r.want)
 		})
 	}
+}
+
+// pidfdWithTid checks a group with FAN_REPORT_PIDFD|FAN_REPORT_TID where the
+// kernel accepts it (initFlagsInvalid): an event caused by a thread of this
+// process that is not its leader carries that thread's id in the pid field
+// (fanotify_init(2) FAN_REPORT_TID) and a pidfd of that thread: its fdinfo
+// Pid is the thread id (fs/pidfs.c pidfd_show_fdinfo prints the struct
+// pid's number, which for a thread's pid is its tid, not the tgid) and
+// F_GETFL shows PIDFD_THREAD (O_EXCL, kept in f_flags by pidfs_dentry_open).
+func pidfdWithTid(t *harness.T, flags uint) {
+	f := filepath.Join(t.TempDir(), "f")
+	setup.Touch(t, f)
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|flags, unix.O_RDONLY)
+	if err := g.Add(0, unix.FAN_OPEN, f); err != nil {
+		t.Fatalf("%v", err)
+	}
+	tid, err := fixture.OnOtherThread(func() error {
+		fd, err := unix.Open(f, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("open %s on thread %d: %v", f, tid, err)
+	}
+	want := fev(unix.FAN_OPEN, tid, f, fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(tid), PidfdThread: true})
+	expect.FanotifyDrained(t, g, fmt.Sprintf("group %s, FAN_OPEN on f; thread %d (not the leader) of pid %d opens f",
+		fanotify.InitFlagsString(flags), tid, os.Getpid()), []fanotify.Event{want})
 }
 
 // initAndEventFdFlags: fanotify_init(2) FAN_CLOEXEC "Set the close-on-exec

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/setup"
 )
 
@@ -42,9 +42,10 @@ var cases = []harness.Case{
 		Name: "pidfd_record",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
 		Subtests: []string{"with_fid_records", "with_fd", "process_reaped_fd_error", "process_reaped"},
-		Doc:      "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records, or FAN_NOPIDFD (-ESRCH with FAN_REPORT_FD_ERROR) once that process is reaped",
-		Needs:    []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
-		Run:      pidfdRecord,
+		Doc: "FAN_REPORT_PIDFD appends a pidfd of the acting process after the FID records; once that process is reaped, FAN_NOPIDFD " +
+			"(-ESRCH with FAN_REPORT_FD_ERROR), or on 7.3 (not 6.18) a pidfd whose fdinfo says Pid -1 (fanotify_alloc_event registers the pid in pidfs, copy_event_to_user passes PIDFD_STALE)",
+		Needs: []*feature.Feature{feature.ReportPidfd, feature.ReportDFIDName},
+		Run:   pidfdRecord,
 	},
 	{
 		Name: "report_tid",
@@ -202,13 +203,28 @@ func renameTargetFid(t *harness.T) {
 }
 
 // pidfdRecord: fanotify_init(2) FAN_REPORT_PIDFD "an additional information
-// record of type FAN_EVENT_INFO_TYPE_PIDFD"; fanotify(7) "pidfd ... FAN_NOPIDFD
-// ... if the process that generated the event has terminated" (decided in
-// copy_event_to_user: pid_has_task(PIDTYPE_TGID) fails once the process is
-// reaped, and -ESRCH turns into FAN_NOPIDFD, or stays -ESRCH for a group
-// with FAN_REPORT_FD_ERROR: "Depending on flag FAN_REPORT_FD_ERROR, report
-// either -ESRCH or FAN_NOPIDFD"); the pidfd record follows the FID records
-// (copy_info_records_to_user).
+// record of type FAN_EVENT_INFO_TYPE_PIDFD"; the pidfd record follows the
+// FID records (copy_info_records_to_user). For a process reaped before the
+// event is read there are two rules (checkReapedPidfd):
+//   - the older one, fanotify(7) "pidfd ... FAN_NOPIDFD ... if the process
+//     that generated the event has terminated": copy_event_to_user finds no
+//     task (pid_has_task(PIDTYPE_TGID), or pidfd_prepare's -ESRCH) and
+//     writes FAN_NOPIDFD, or -ESRCH for a group with FAN_REPORT_FD_ERROR
+//     ("Depending on flag FAN_REPORT_FD_ERROR, report either -ESRCH or
+//     FAN_NOPIDFD");
+//   - 7.3's (6.18 follows the older one): fanotify_alloc_event
+//     (fs/notify/fanotify/fanotify.c) registers the event's pid in pidfs
+//     when the group has FAN_REPORT_PIDFD (pidfs_register_pid_gfp), and
+//     copy_event_to_user
+//     (fs/notify/fanotify/fanotify_user.c) creates the pidfd with
+//     PIDFD_STALE, which pidfd_prepare (kernel/fork.c) lets through for a
+//     reaped task: a real pidfd whose fdinfo reads "Pid: -1"
+//     (fs/pidfs.c pidfd_show_fdinfo) and to which pidfd_send_signal(2)
+//     answers ESRCH.
+//
+// Which rule the kernel followed is the record's pidfd field itself: a
+// descriptor (>= 0) or a negative value; FAN_NOPIDFD is -1, the same number
+// as a stale pidfd's fdinfo Pid, so the field is read as the record gives it.
 func pidfdRecord(t *harness.T) {
 	t.Run("with_fid_records", func(t *harness.T) {
 		dir := t.Path("fid")
@@ -225,7 +241,7 @@ func pidfdRecord(t *harness.T) {
 			fev(unix.FAN_CLOSE_WRITE, a.Pid(),
 				expect.DFIDName(t, dir, "f").WithType(unix.FAN_EVENT_INFO_TYPE_DFID_NAME),
 				expect.FID(t, f),
-				fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())}),
+				livePidfd(a.Pid())),
 		})
 	})
 	t.Run("with_fd", func(t *harness.T) {
@@ -237,7 +253,7 @@ func pidfdRecord(t *harness.T) {
 		if err := a.WriteFile(f, []byte("x")); err != nil {
 			t.Fatalf("write %s: %v", f, err)
 		}
-		want := fev(unix.FAN_CLOSE_WRITE, a.Pid(), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(a.Pid())})
+		want := fev(unix.FAN_CLOSE_WRITE, a.Pid(), livePidfd(a.Pid()))
 		want.Path = f
 		expect.FanotifyDrained(t, g, "PIDFD group (event fds), FAN_CLOSE_WRITE on f; actor writes f", []fanotify.Event{want})
 	})
@@ -252,10 +268,13 @@ func pidfdRecord(t *harness.T) {
 			t.Fatalf("write %s: %v", f, err)
 		}
 		pid := a.Pid()
-		a.Kill()
-		want := fev(unix.FAN_CLOSE_WRITE, pid, fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: -int32(unix.ESRCH)})
-		want.Path = f
-		expect.FanotifyDrained(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{want})
+		a.Kill() // kills and reaps: the event's pid has no task left
+		checkReapedPidfd(t, g, "FD_ERROR|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read",
+			-int32(unix.ESRCH), func(pidfd fanotify.Info) fanotify.Event {
+				want := fev(unix.FAN_CLOSE_WRITE, pid, pidfd)
+				want.Path = f
+				return want
+			})
 	})
 	t.Run("process_reaped", func(t *harness.T) {
 		f := t.Path("gone_f")
@@ -268,10 +287,80 @@ func pidfdRecord(t *harness.T) {
 		}
 		pid := a.Pid()
 		a.Kill() // kills and reaps: the event's pid has no task left
-		expect.FanotifyDrained(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read", []fanotify.Event{
-			fev(unix.FAN_CLOSE_WRITE, pid, expect.FID(t, f), fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: unix.FAN_NOPIDFD}),
-		})
+		fid := expect.FID(t, f)
+		checkReapedPidfd(t, g, "FID|PIDFD group, FAN_CLOSE_WRITE on f; actor writes f, is killed and reaped; then read",
+			unix.FAN_NOPIDFD, func(pidfd fanotify.Info) fanotify.Event {
+				return fev(unix.FAN_CLOSE_WRITE, pid, fid, pidfd)
+			})
 	})
+}
+
+// livePidfd is the PIDFD record of a process that is alive when the event
+// is read: a descriptor (any number) whose fdinfo names pid.
+func livePidfd(pid int) fanotify.Info {
+	return fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: int32(pid)}
+}
+
+// checkReapedPidfd reads the one event queued by a process reaped since,
+// keeping its pidfd open, and compares it with event(record), the record
+// being the one of the rule the pidfd field shows (pidfdRecord): a
+// descriptor must be a pidfd whose fdinfo Pid is -1 and to which
+// pidfd_send_signal(fd, 0) answers ESRCH (the stale pidfd of 7.3); a
+// negative field must be exactly older, the value the older rule writes
+// (FAN_NOPIDFD, or -ESRCH with FAN_REPORT_FD_ERROR). Every descriptor the
+// event carries is closed; then nothing else may arrive.
+func checkReapedPidfd(t *harness.T, g *fanotify.Group, did string, older int32, event func(pidfd fanotify.Info) fanotify.Event) {
+	t.Helper()
+	fds := []unix.PollFd{{Fd: int32(g.Fd()), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 5000); err != nil || n == 0 {
+		t.Fatalf("%s: no event queued within 5s (poll: %d, %v)", did, n, err)
+	}
+	buf := make([]byte, 64<<10)
+	n, err := unix.Read(g.Fd(), buf)
+	if err != nil {
+		t.Fatalf("%s: read: %v", did, err)
+	}
+	got, err := fanotify.DecodeKeepPidfds(buf[:n])
+	defer func() {
+		for _, e := range got {
+			if e.Fd >= 0 {
+				unix.Close(int(e.Fd))
+			}
+			for _, r := range e.Info {
+				if r.Type == unix.FAN_EVENT_INFO_TYPE_PIDFD && r.Pidfd >= 0 {
+					unix.Close(int(r.Pidfd))
+				}
+			}
+		}
+	}()
+	if err != nil {
+		t.Fatalf("%s: %v", did, err)
+	}
+	// The older rule's record, unless the event carries a descriptor.
+	want := fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, Pidfd: older}
+	rule := fmt.Sprintf("pidfd field negative: the older rule, want exactly -%s (%d)", unix.ErrnoName(unix.Errno(-older)), older)
+	if older == unix.FAN_NOPIDFD {
+		rule = "pidfd field negative: the older rule, want exactly FAN_NOPIDFD (-1)"
+	}
+	if len(got) == 1 {
+		for _, r := range got[0].Info {
+			if r.Type != unix.FAN_EVENT_INFO_TYPE_PIDFD || r.Pidfd < 0 {
+				continue
+			}
+			rule = fmt.Sprintf("pidfd field a descriptor (%d): 7.3's PIDFD_STALE pidfd, want its fdinfo Pid -1", r.Pidfd)
+			want = fanotify.Info{Type: unix.FAN_EVENT_INFO_TYPE_PIDFD, PidfdPid: -1}
+			// pidfd_send_signal(2) ESRCH "The target process does not
+			// exist (i.e., it has terminated and been waited on)";
+			// signal 0 checks without sending (kill(2)).
+			err := unix.PidfdSendSignal(int(r.Pidfd), 0, nil, 0)
+			if !errors.Is(err, unix.ESRCH) {
+				t.Errorf("%s: pidfd_send_signal(pidfd %d of the reaped actor, 0): %v, want ESRCH", did, r.Pidfd, err)
+			}
+		}
+	}
+	t.Logf("%s", rule)
+	expect.Fanotify(t, did+" ("+rule+")", got, []fanotify.Event{event(want)})
+	expect.FanotifyQuiet(t, did, g, expect.Quiet)
 }
 
 // reportTid: fanotify_init(2) FAN_REPORT_TID "Report thread ID (TID) instead
@@ -306,32 +395,15 @@ func reportTid(t *harness.T) {
 }
 
 // openOnSideThread opens and closes path on an OS thread of this process
-// that is not the thread group leader and returns that thread's id. Threads
-// are only locked, never ended: a thread that forked an actor sends that
-// actor PR_SET_PDEATHSIG when it exits.
+// that is not the thread group leader and returns that thread's id.
 func openOnSideThread(path string) (int, error) {
-	var tid int
-	var err error
-	var run func()
-	run = func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			// This goroutine holds the leader, so another one cannot get it.
-			done := make(chan struct{})
-			go func() { defer close(done); run() }()
-			<-done
-			return
-		}
-		tid = unix.Gettid()
-		var fd int
-		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+	tid, err := fixture.OnOtherThread(func() error {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
 			unix.Close(fd)
 		}
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); run() }()
-	<-done
+		return err
+	})
 	if err != nil {
 		return tid, fmt.Errorf("open %s on thread %d: %w", path, tid, err)
 	}
