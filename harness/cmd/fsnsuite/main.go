@@ -256,7 +256,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if resDir == "" {
 		resDir = newResultsDir()
 	}
-	rep, err := runner.Run(ctx, bins, runner.Options{
+	opt := runner.Options{
 		Timeout:    *timeout,
 		Jobs:       *jobs,
 		PassArgs:   pass,
@@ -268,7 +268,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Progress:   stderr,
 		Live:       isTerminal(stderr),
 		Log:        stderr,
-	})
+	}
+	// One terminal for both: the stream and the view go through one writer,
+	// the view below the stream, so that no redraw overwrites a TAP line.
+	var screen *runner.Screen
+	if tty, ok := sameTerminal(stdout, stderr); ok {
+		screen = runner.NewScreen(tty, func() (int, int) { return termSize(tty) })
+		opt.Out, opt.Log, opt.Screen = screen, screen, screen
+	}
+	rep, err := runner.Run(ctx, bins, opt)
+	if screen != nil {
+		screen.Close()
+	}
 	if err != nil {
 		// Nothing ran: the results directory is unusable (read-only,
 		// not a directory): an environment error, LTP's TBROK.
@@ -361,4 +372,28 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// sameTerminal returns stdout's file when stdout and stderr are both the
+// same terminal device.
+func sameTerminal(stdout, stderr io.Writer) (*os.File, bool) {
+	o, ok1 := stdout.(*os.File)
+	e, ok2 := stderr.(*os.File)
+	if !ok1 || !ok2 || !isTerminal(o) || !isTerminal(e) {
+		return nil, false
+	}
+	var so, se unix.Stat_t
+	if unix.Fstat(int(o.Fd()), &so) != nil || unix.Fstat(int(e.Fd()), &se) != nil {
+		return nil, false
+	}
+	return o, so.Rdev == se.Rdev
+}
+
+// termSize is the terminal's width and height, 0 where it does not say.
+func termSize(f *os.File) (cols, rows int) {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0, 0
+	}
+	return int(ws.Col), int(ws.Row)
 }
