@@ -275,7 +275,7 @@ func (r *Report) writeFiles(suite string) error {
 	if err := write("lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }); err != nil {
 		return err
 	}
-	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
+	return write("summary.txt", func(w io.Writer) error { r.WriteSummaryFile(w); return nil })
 }
 
 // args are the arguments b runs with.

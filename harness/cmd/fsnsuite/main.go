@@ -286,7 +286,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
 		return exitcode.LTPBroken
 	}
-	rep.WriteSummary(stderr)
+	// The summary fits the terminal it is read on (else SummaryRows lines).
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		cols, rows := termSize(f)
+		if rows == 0 {
+			rows = runner.SummaryRows + 2
+		}
+		rep.WriteSummarySized(stderr, cols, rows-2) // a row for the prompt, one for the blank line above
+	} else {
+		rep.WriteSummary(stderr)
+	}
 	if *exitConv == "ltp" {
 		rep.WriteLTPSummary(stdout)
 	}
