@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -226,4 +227,25 @@ func TestLTPSummaryCounts(t *testing.T) {
 	out.Reset()
 	run([]string{"-dir", dir, "-results", t.TempDir()}, &out, &errb)
 	assert.Check(t, !strings.Contains(out.String(), "Summary:"))
+}
+
+// fsnsuite report names each run by its -label, in the order of the
+// directories, else by its kernel and directory; more labels than
+// directories is a usage error.
+func TestReportLabels(t *testing.T) {
+	dir := binDir(t, map[string]string{"a": pass})
+	resA, resB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, res := range []string{resA, resB} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, run([]string{"-dir", dir, "-results", res}, &out, &errb), 0, errb.String())
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"report", "-label", "before", resA, resB, "-o", "-"}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Check(t, is.Contains(out.String(), "<h2>Run 1: before</h2>"))
+	assert.Check(t, is.Regexp(`<h2>Run 2: [^<]+ \(`+regexp.QuoteMeta(resB)+`\)</h2>`, out.String()))
+	errb.Reset()
+	code = run([]string{"report", "-label", "x", "-label", "y", resA}, &out, &errb)
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errb.String(), "2 labels for 1 results directory"))
 }
