@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
+	perfengine "github.com/fsnsuite/fsnsuite/harness/perf"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -107,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Func("vm-file", "VM mode: put host file `HOST=GUEST` at the absolute guest path GUEST (repeatable; e.g. a binary's input named in a -f runtest line; the guest's /results comes back as the results directory)", func(v string) error {
 		host, guest, ok := strings.Cut(v, "=")
 		if !ok || host == "" || !filepath.IsAbs(guest) || filepath.Clean(guest) == "/" {
-			return fmt.Errorf("want HOST=GUEST with an absolute guest path, got %q", v)
+			return errors.New("want HOST=GUEST with an absolute guest path")
 		}
 		abs, err := filepath.Abs(host)
 		if err != nil {
@@ -131,6 +132,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "fsnsuite: "+format+"\n", a...)
+		if *exitConv == "ltp" {
+			// -exit ltp ends the output with the counts kirk reads, also
+			// when nothing could run: broken, as the exit status says.
+			_ = tap.LTPSummary(stdout, 0, 0, 1, 0, 0)
+		}
 		return exitcode.Usage
 	}
 	f, err := tap.ParseFormat(*format)
@@ -150,6 +156,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jobs < 1 {
 		return fail("-j %d: want 1 or more", *jobs)
+	}
+	// The perf binaries would each refuse a bad -profile: say it once, here.
+	if _, ok := perfengine.Profiles[*profile]; *profile != "" && !ok {
+		return fail("unknown -profile %q (want quick or full)", *profile)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -193,6 +203,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%s: %v", *runtest, err)
 		}
+		if len(bins) == 0 {
+			return fail("%s lists no test binary (the file is empty, or has only blank lines and comments)", *runtest)
+		}
 	} else {
 		bins, err = runner.Discover(binDir, self, true)
 		if err != nil {
@@ -210,9 +223,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail("bad -case: %v", err)
 		}
 	}
+	found, matched := len(bins), len(runner.Filter(bins, re, true))
 	bins = runner.Order(runner.Filter(bins, re, !*noPerf))
 	if len(bins) == 0 {
-		return fail("no test binaries selected (looked in %s; -f, -dir and -run choose them)", binDir)
+		from := "in " + binDir
+		if *runtest != "" {
+			from = "of " + *runtest
+		}
+		switch {
+		case found == 0:
+			return fail("no test binaries in %s (-dir and -f choose where they are)", binDir)
+		case matched == 0:
+			return fail("no test binary %s matches -run %s (%d there)", from, *runRE, found)
+		}
+		return fail("every test binary %s that was selected is a perf_* one, and -no-perf leaves them out", from)
 	}
 
 	var pass, perfArgs []string
@@ -284,6 +308,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// Nothing ran: the results directory is unusable (read-only,
 		// not a directory): an environment error, LTP's TBROK.
 		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
+		if *exitConv == "ltp" {
+			_ = tap.LTPSummary(stdout, 0, 0, 1, 0, 0)
+		}
 		return exitcode.LTPBroken
 	}
 	// The summary fits the terminal it is read on (else SummaryRows lines).
