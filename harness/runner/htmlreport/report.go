@@ -30,7 +30,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}h3{font-size:1.05em}
 table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #eee;text-align:left}
 td.n{text-align:right}.pass{color:#186a18}.fail{color:#b00020;font-weight:bold}.skip{color:#8a6d00}
-pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}pre .hint{color:#b00020;font-weight:bold}
+pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}pre .hint{color:#b00020;font-weight:bold}
 svg.plot{display:block;box-sizing:border-box;width:100%;max-width:1400px;height:auto;margin:8px 0;border:1px solid #ddd;background:#fff}
 svg .title{font-weight:bold;font-size:13px}svg .tick,svg .legend{font-size:11px}svg .label{font-size:12px}
 svg .axis{stroke:#333}svg .grid{stroke:#eee}svg .ref{stroke:#888;stroke-dasharray:4 3}
@@ -220,8 +220,15 @@ func Plots(root *tap.Node) []*Plot {
 				}
 				// One plot per unit (and filesystem): the conditions of
 				// every family side by side, so "none", "other" and "watch"
-				// share the axes; ratios are per family.
+				// share the axes; ratios are per family, the gated ones
+				// apart from those reported only, whose axis would squash
+				// the gated ones against their gates.
 				key := fs + "|" + x.Unit
+				what := x.Unit
+				if x.Unit == "ratio" && reported {
+					key += "|reported"
+					what = "ratio (reported, not gated)"
+				}
 				p := curves[key]
 				if p == nil {
 					xl := "size"
@@ -231,7 +238,7 @@ func Plots(root *tap.Node) []*Plot {
 					case "p":
 						xl = "workers (p)"
 					}
-					p = &Plot{Title: fmt.Sprintf("%s%s: %s against %s", bin.Key(), fs, x.Unit, xl), XLabel: xl, Unit: x.Unit}
+					p = &Plot{Title: fmt.Sprintf("%s%s: %s against %s", bin.Key(), fs, what, xl), XLabel: xl, Unit: x.Unit}
 					if x.Unit == "ratio" {
 						p.Ref = 1
 					}

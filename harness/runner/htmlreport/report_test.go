@@ -93,26 +93,31 @@ func TestReport(t *testing.T) {
 	}
 	// Self-contained: nothing is fetched.
 	assert.Check(t, !regexp.MustCompile(`(src|href)=`).MatchString(page))
-	// Plots: ns/op and ratio curves for the scaling family, a dot chart for the ratios.
+	// Plots: ns/op and ratio curves for the scaling family (the gated
+	// ratios apart from the reported ones), a dot chart for the ratios.
 	plots := svgRE.FindAllStringSubmatch(page, -1)
-	assert.Equal(t, len(plots), 3, "plots: %d", len(plots))
+	assert.Equal(t, len(plots), 4, "plots: %d", len(plots))
 	for _, p := range plots {
 		want, _ := strconv.Atoi(p[1])
 		assert.Check(t, want > 0)
 		assert.Equal(t, strings.Count(p[2], `<circle class="pt"`), want)
 	}
-	// 3 sizes x (none twice, other, watch) in ns/op; 3 sizes x 2 ratios; 2 dots.
+	// 3 sizes x (none twice, other, watch) in ns/op; 3 gated ratios, 3
+	// reported ones; 2 dots.
 	assert.Equal(t, plots[0][1], "12")
-	assert.Equal(t, plots[1][1], "6")
-	assert.Equal(t, plots[2][1], "2")
+	assert.Equal(t, plots[1][1], "3")
+	assert.Equal(t, plots[2][1], "3")
+	assert.Equal(t, plots[3][1], "2")
+	assert.Check(t, is.Contains(plots[2][2], "ratio (reported, not gated) against clients (n)"))
+	assert.Check(t, !strings.Contains(plots[2][2], `class="gate"`), "no gate on a reported-only plot")
 	// ns/op reads in µs on an axis from 0; the sizes are human.
 	assert.Check(t, is.Contains(plots[0][2], `>µs/op</text>`))
 	assert.Check(t, is.Contains(plots[0][2], `text-anchor="end">0</text>`), "an absolute axis starts at 0")
 	// Every gated ratio plot draws its gate; a reported-only case is no pass.
 	assert.Check(t, is.Contains(plots[1][2], `<line class="gate"`))
 	assert.Check(t, is.Contains(plots[1][2], "gate ≤ 1.05: other_none ratio"))
-	assert.Check(t, is.Contains(plots[2][2], `<line class="gate"`))
-	assert.Check(t, is.Contains(plots[2][2], "parent_watch.tmpfs (reported)"))
+	assert.Check(t, is.Contains(plots[3][2], `<line class="gate"`))
+	assert.Check(t, is.Contains(plots[3][2], "parent_watch.tmpfs (reported)"))
 	assert.Check(t, is.Contains(page, `<tr><td>perf_open_path.parent_watch.tmpfs</td><td class="reported">REPORTED</td><td>ratio 1.2000 [1.1000,1.3000]</td></tr>`))
 	assert.Check(t, is.Contains(page, `<h3>Reported, not gated (4)</h3>`))
 	// The binary table counts them apart: perf_open_path 1 pass, 1 reported.
@@ -139,7 +144,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Skip("chromium not installed (Debian's chromium: scripts/deps.sh --report installs it)")
 	}
 	// By hand on a real run: FSNSUITE_RESULTS=results/latest.
-	r, plots := sampleRun(t), "3"
+	r, plots := sampleRun(t), "4"
 	if res := os.Getenv("FSNSUITE_RESULTS"); res != "" {
 		var err error
 		r, err = runner.LoadResults(res)
