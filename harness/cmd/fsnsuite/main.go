@@ -290,7 +290,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ResultsDir: resDir,
 		Out:        stdout,
 		Progress:   stderr,
-		Live:       isTerminal(stderr),
+		Live:       isTerminal(stderr) && stdoutNotShownThere(stdout),
 		Log:        stderr,
 	}
 	// One terminal for both: the stream and the view go through one writer,
@@ -408,6 +408,27 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// stdoutNotShownThere reports whether stdout cannot be reaching stderr's
+// terminal by another way: a file, /dev/null or a terminal (the same one is
+// shared through a runner.Screen). A pipe or a socket may end on that
+// terminal (fsnsuite | tee log), and a live view redrawn there would be drawn
+// over the lines that come through it, so then the view is plain lines.
+func stdoutNotShownThere(stdout io.Writer) bool {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFCHR:
+		return true
+	}
+	return false
 }
 
 // sameTerminal returns stdout's file when stdout and stderr are both the

@@ -40,6 +40,13 @@ func slowTAP(n int) string {
 // then the summary, and no leftover of the live view.
 func TestTerminalScrollback(t *testing.T) {
 	const cols, rows = 60, 20
+	t.Run("same_terminal", func(t *testing.T) { scrollback(t, cols, rows, false) })
+	// fsnsuite | tee log: stdout is a pipe whose reader copies the stream to
+	// the terminal stderr is on; a live view there would overwrite it.
+	t.Run("through_a_pipe", func(t *testing.T) { scrollback(t, cols, rows, true) })
+}
+
+func scrollback(t *testing.T, cols, rows int, piped bool) {
 	master, tty, err := termtest.OpenPTY(cols, rows)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -57,10 +64,43 @@ func TestTerminalScrollback(t *testing.T) {
 		"inotify_four":                 slowTAP(4),
 	})
 	res := filepath.Join(t.TempDir(), "res")
-	code := run([]string{"-dir", dir, "-results", res, "-j", "2"}, tty, tty)
+	stdout := tty
+	var copied chan error
+	if piped {
+		pr, pw, err := os.Pipe()
+		assert.NilError(t, err)
+		copied = make(chan error)
+		go func() { _, err := io.Copy(tty, pr); pr.Close(); copied <- err }()
+		stdout = pw
+	}
+	code := run([]string{"-dir", dir, "-results", res, "-j", "2"}, stdout, tty)
 	assert.Equal(t, code, 1)
+	if piped {
+		assert.NilError(t, stdout.Close())
+		assert.NilError(t, <-copied)
+	}
 	assert.NilError(t, tty.Close())
 	out := <-got
+
+	if piped {
+		// Plain progress lines, no cursor movement; the stream's lines all
+		// there, in order, between them.
+		assert.Assert(t, !strings.Contains(string(out), "\x1b"), "escape codes beside a piped stdout: %q", out)
+		term := termtest.New(cols, rows)
+		term.Write(out)
+		screen := term.Scrollback()
+		tapBytes, err := os.ReadFile(filepath.Join(res, "results.tap"))
+		assert.NilError(t, err)
+		tap := strings.Split(strings.TrimSuffix(string(tapBytes), "\n"), "\n")
+		i := 0
+		for _, l := range screen {
+			if i < len(tap) && l == tap[i] {
+				i++
+			}
+		}
+		assert.Equal(t, i, len(tap), "the scrollback holds only %d of results.tap's %d lines in order:\n%s", i, len(tap), strings.Join(screen, "\n"))
+		return
+	}
 
 	// The live view was there while the binaries ran (a fix that dropped
 	// it would pass the rest trivially).
