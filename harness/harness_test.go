@@ -90,6 +90,7 @@ func TestNotRoot(t *testing.T) {
 		r := runBin(t, nobody, tc.args...)
 		assert.Equal(t, r.code, tc.code, "args %v; stdout:\n%s", tc.args, r.stdout)
 		assert.Assert(t, is.Contains(r.stdout, "1..0 # SKIP requires root\n"), "args %v", tc.args)
+		assert.Check(t, is.Equal(strings.Contains(r.stdout, "\nSummary:\n"), tc.code == 32), "args %v: the LTP Summary: block with -exit ltp only", tc.args)
 	}
 }
 
@@ -120,6 +121,9 @@ func TestResultsAndExitCodes(t *testing.T) {
 		{"ktap", []string{"-run", "^subtests$", "-format", "ktap"}, 0, []string{
 			"KTAP version 1\n1..1\n", "    KTAP version 1\n    # Subtest: subtests\n    1..2\n"}},
 		{"none_selected", []string{"-run", "^nothing$"}, 4, []string{"1..0 # SKIP no case matches -run ^nothing$\n"}},
+		// -exit ltp ends with the counts kirk reads, also with no case.
+		{"none_selected_ltp", []string{"-run", "^nothing$", "-exit", "ltp"}, 32, []string{
+			"1..0 # SKIP no case matches -run ^nothing$\n\nSummary:\npassed   0\nfailed   0\nbroken   0\nskipped  1\nwarnings 0\n"}},
 		// A t.Run in a case that declares no Subtests fails it: a skip
 		// would lose the leaf.
 		{"undeclared_subtest", []string{"-run", "^undeclared_subtest$"}, 1, []string{

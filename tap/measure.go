@@ -66,3 +66,66 @@ func (n *Node) Measurements() []Measurement {
 	}
 	return out
 }
+
+// ReportedMarker starts the diagnostic that marks a case whose figures are
+// reported, not gated: the case is "ok" because its setup held and nothing
+// failed, not because a threshold held ("# reported, not gated: ratio ...",
+// the perf engine's last line for the case). Summaries, JUnit and the HTML
+// report count such a case apart from the passes.
+const ReportedMarker = "reported, not gated:"
+
+// ReportedOnly returns the text after ReportedMarker when n is an ok case
+// whose figures no threshold decided, and false otherwise.
+func (n *Node) ReportedOnly() (string, bool) {
+	if n.Status != StatusPass {
+		return "", false
+	}
+	for _, d := range n.Diagnostics {
+		if rest, ok := strings.CutPrefix(d, ReportedMarker); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// Gate is the threshold a case's verdict held a measurement to: the figure
+// Name (a ratio) must stay at or below Max. A case prints it as the
+// diagnostic "gate: NAME <= MAX" (String), beside its measurements.
+type Gate struct {
+	Name string
+	Max  float64
+}
+
+const gateTag = "gate: "
+
+var gateRE = regexp.MustCompile(`^gate: ([a-z0-9_]+) <= (\S+)$`)
+
+// String renders g as the diagnostic text "gate: NAME <= MAX".
+func (g Gate) String() string { return gateTag + g.Name + " <= " + fmtFloat(g.Max) }
+
+// ParseGate reads a diagnostic written by Gate.String.
+func ParseGate(diag string) (Gate, bool) {
+	m := gateRE.FindStringSubmatch(diag)
+	if m == nil {
+		return Gate{}, false
+	}
+	v, err := strconv.ParseFloat(m[2], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Gate{}, false
+	}
+	return Gate{Name: m[1], Max: v}, true
+}
+
+// Gates returns the gates among n's diagnostics, by measurement name.
+func (n *Node) Gates() map[string]float64 {
+	var out map[string]float64
+	for _, d := range n.Diagnostics {
+		if g, ok := ParseGate(d); ok {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[g.Name] = g.Max
+		}
+	}
+	return out
+}

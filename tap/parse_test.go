@@ -314,6 +314,34 @@ func TestJUnitSchemaRules(t *testing.T) {
 	}
 }
 
+// A case reported, not gated, passes in JUnit and is named by a property of
+// its testsuite (junit-10.xsd has no properties on a testcase; CheckJUnit
+// would refuse them there).
+func TestJUnitReportedProperty(t *testing.T) {
+	st := ParseString("1..2\n# measurement: ratio 1.2 ratio [1.1,1.3]\n# reported, not gated: ratio 1.2000 [1.1000,1.3000]\nok 1 info.tmpfs\n# gate: ratio <= 1.03\nok 2 gated.tmpfs\n")
+	top := &Node{Plan: 1, Children: []*Node{{Name: "perf_x", Number: 1, Status: StatusPass, Plan: st.Plan, Children: st.Children}}}
+	var buf bytes.Buffer
+	assert.NilError(t, WriteJUnit(&buf, top, "fsnsuite"))
+	doc := buf.String()
+	assert.Check(t, strings.Contains(doc, "<properties>\n      <property name=\"reported_not_gated\" value=\"info.tmpfs\"></property>\n    </properties>\n    <testcase name=\"info.tmpfs\""), doc)
+	assert.Equal(t, strings.Count(doc, "<property "), 1)
+	assert.DeepEqual(t, CheckJUnit(strings.NewReader(doc)), []string(nil))
+	errs := CheckJUnit(strings.NewReader(`<testsuites><testsuite name="a" tests="1"><testcase name="x" time="0"><properties/></testcase></testsuite></testsuites>`))
+	assert.Assert(t, len(errs) == 1 && strings.Contains(errs[0], "<properties> is not allowed inside <testcase>"), "%q", errs)
+
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import junitparser").Run(); err != nil {
+		t.Skip("python3-junitparser not installed (scripts/deps.sh installs it)")
+	}
+	p := filepath.Join(t.TempDir(), "junit.xml")
+	assert.NilError(t, os.WriteFile(p, buf.Bytes(), 0o644))
+	out, err := exec.Command(py, "-c", `import sys, junitparser
+for suite in junitparser.JUnitXml.fromfile(sys.argv[1]):
+    print([(p.name, p.value) for p in suite.properties()], [(c.name, c.is_passed) for c in suite])`, p).CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	assert.Equal(t, strings.TrimSpace(string(out)), "[('reported_not_gated', 'info.tmpfs')] [('info.tmpfs', True), ('gated.tmpfs', True)]")
+}
+
 // TestJUnitparser reads our JUnit with Debian's python3-junitparser, the
 // library CI glue scripts commonly use (skipped where it is not installed).
 func TestJUnitparser(t *testing.T) {

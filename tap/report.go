@@ -36,9 +36,28 @@ type junitSuite struct {
 	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Time     string      `xml:"time,attr"`
+	Props    *junitProps `xml:"properties"`
 	Cases    []junitCase `xml:"testcase"`
 	Out      *junitText  `xml:"system-out"`
 }
+
+// junitProps is a testsuite's <properties>. junit-10.xsd allows them on a
+// testsuite only, not on a testcase.
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// ReportedProperty names the testsuite property that marks one of its
+// testcases as reported, not gated (Node.ReportedOnly): its value is the
+// testcase's name. Jenkins xunit's junit-10.xsd allows no properties on a
+// testcase, so the mark sits on its suite; the testcase itself passes, its
+// system-out carrying the ReportedMarker line.
+const ReportedProperty = "reported_not_gated"
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
@@ -79,7 +98,9 @@ const VerdictCase = "binary_verdict"
 // (Node.Key of each level joined by "."), each with a time, <skipped
 // message="reason">, <failure> carrying the diagnostics, and <error> for
 // missing points, timeouts of the whole suite and problems of the stream
-// (bail out, broken plan; a testcase named VerdictCase). suite names the
+// (bail out, broken plan; a testcase named VerdictCase). A testcase that was
+// reported, not gated, passes and is named by a ReportedProperty of its
+// testsuite. suite names the
 // <testsuites> element and prefixes every classname. Leaves carry no time of
 // their own in TAP: each gets its block's time divided among its leaves.
 func WriteJUnit(w io.Writer, root *Node, suite string) error {
@@ -105,6 +126,12 @@ func WriteJUnit(w io.Writer, root *Node, suite string) error {
 			c := junitCaseFor(strings.Join(path, "."), class, leaf)
 			c.Time = share
 			s.Cases = append(s.Cases, c)
+			if _, ok := leaf.ReportedOnly(); ok {
+				if s.Props == nil {
+					s.Props = &junitProps{}
+				}
+				s.Props.Props = append(s.Props.Props, junitProp{Name: ReportedProperty, Value: c.Name})
+			}
 		})
 		if msg := blockProblems(top); msg != "" && len(top.Children) != 0 {
 			s.Cases = append(s.Cases, junitCase{Name: VerdictCase, Classname: class, Time: secs(0),

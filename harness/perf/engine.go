@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	_ "unsafe" // go:linkname runtime.nanotime
+
+	"github.com/fsnsuite/fsnsuite/tap"
 )
 
 // Metric names, also the units of the Go benchmark lines.
@@ -73,8 +75,8 @@ type Gate struct {
 // reported, not gated: the case is "ok" because its setup verified and nothing
 // failed, not because a threshold held. It is the last line the engine prints for
 // the case, just before the TAP result ("# reported, not gated: ratio ..."), and
-// the runner counts such cases apart from gated passes.
-const ReportedMarker = "reported, not gated:"
+// the runner counts such cases apart from gated passes (tap.Node.ReportedOnly).
+const ReportedMarker = tap.ReportedMarker
 
 // ErrMachineVoided marks a Verify error whose cause is the machine, not the
 // kernel under test: a helper thread starved of CPU so long that its queue

@@ -352,6 +352,17 @@ func TestReportedMarker(t *testing.T) {
 	if last := ft.logs[len(ft.logs)-1]; !strings.HasPrefix(last, ReportedMarker+" ratio ") {
 		t.Errorf("last line %q, want the %q marker", last, ReportedMarker)
 	}
+	if ft.has("gate: ") {
+		t.Errorf("an ungated ratio printed a gate:\n%s", strings.Join(ft.logs, "\n"))
+	}
+	// A gated one prints its threshold for the report, machine-readable.
+	e.Gate.Max = 5
+	ft = &fakeT{}
+	CheckWith(ft, e, o)
+	if !ft.has("\ngate: ratio <= 5\n") {
+		t.Errorf("no gate line:\n%s", strings.Join(ft.logs, "\n"))
+	}
+	e.Gate.Max = 0
 	e.Gate.DecidedBy = "the guards"
 	ft = &fakeT{}
 	CheckWith(ft, e, o)

@@ -45,6 +45,17 @@ func (r *Result) Measurements() []tap.Measurement {
 	return out
 }
 
+// GateMeasurement is the threshold r's verdict held its "ratio" measurement
+// (the gated metric's) to, which CheckWith prints as a "gate:" diagnostic
+// (tap.Gate) for the report to draw; false for an ungated ratio and in the
+// self-check modes (-aa, -inject), which judge by other rules.
+func (r *Result) GateMeasurement() (tap.Gate, bool) {
+	if r.Mode != "gate" || r.Gate.Max <= 0 {
+		return tap.Gate{}, false
+	}
+	return tap.Gate{Name: "ratio", Max: r.Gate.Max}, true
+}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // measureName makes a condition or metric name [a-z0-9_]: "ns/op" is "ns_per_op".

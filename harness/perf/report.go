@@ -253,6 +253,9 @@ func CheckWith(t TB, e *Experiment, o *Options) *Result {
 	for _, m := range res.Measurements() {
 		note("%s", m) // machine-readable: LAVA, KCIDB and the HTML report read these
 	}
+	if g, ok := res.GateMeasurement(); ok {
+		note("%s", g) // the threshold, machine-readable: the report draws it
+	}
 	if err := Record(res, o); err != nil {
 		t.Errorf("%v", err)
 	}

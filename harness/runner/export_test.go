@@ -295,6 +295,28 @@ func TestKCIDB(t *testing.T) {
 	assert.ErrorContains(t, WriteKCIDB(&buf, r, KCIDBOptions{Origin: "Bad Origin"}), "want [a-z0-9_]+")
 }
 
+// A case the harness could not set up (harness/setup's "setup:" failure)
+// is ERROR in KCIDB: its code was never judged. Any other failure is FAIL.
+func TestKCIDBSetupError(t *testing.T) {
+	st := tap.ParseString("1..3\n# setup: open /tmp/x/f: no such file or directory\nnot ok 1 marks.tmpfs\n# want: IN_OPEN\nnot ok 2 events.tmpfs\n" +
+		"    # Subtest: sub.tmpfs\n    1..1\n    # setup: bind mount /a on /b: EPERM\n    not ok 1 bind\nnot ok 3 sub.tmpfs\n")
+	r := &Results{Root: &tap.Node{Children: []*tap.Node{{Name: "inotify_api", Status: tap.StatusFail, Children: st.Children}}}, Info: RunInfo{Kernel: "6.18.0"}}
+	var buf bytes.Buffer
+	assert.NilError(t, WriteKCIDB(&buf, r, KCIDBOptions{}))
+	assert.DeepEqual(t, kcidbRules(buf.Bytes()), []string(nil))
+	var doc kcidbDoc
+	assert.NilError(t, json.Unmarshal(buf.Bytes(), &doc))
+	got := map[string]string{}
+	for _, tt := range doc.Tests {
+		got[tt.Path] = tt.Status
+	}
+	assert.DeepEqual(t, got, map[string]string{
+		"fsnsuite.inotify_api.marks.tmpfs":    "ERROR",
+		"fsnsuite.inotify_api.events.tmpfs":   "FAIL",
+		"fsnsuite.inotify_api.sub.tmpfs.bind": "ERROR",
+	})
+}
+
 // A real results directory's export follows the same rules (by hand:
 // FSNSUITE_RESULTS=results/latest go test -run TestKCIDBOfResultsDir).
 func TestKCIDBOfResultsDir(t *testing.T) {

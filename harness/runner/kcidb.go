@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -68,11 +69,16 @@ type kcidbEnv struct {
 
 var kcidbOrigin = regexp.MustCompile(`^[a-z0-9_]+$`)
 
-// kcidbStatus maps a TAP status to KCIDB's: a case that did not complete
-// (timeout, error, never reported) is ERROR, its code's state unknown.
-func kcidbStatus(s tap.Status) string {
-	switch s {
+// kcidbStatus maps a leaf's TAP status to KCIDB's: a case that did not
+// complete (timeout, error, never reported) or that the harness could not
+// set up (a harness/setup failure: setup.Prefix) is ERROR, its code's state
+// unknown.
+func kcidbStatus(n *tap.Node) string {
+	switch n.Status {
 	case tap.StatusFail:
+		if setupFailed(n) {
+			return "ERROR"
+		}
 		return "FAIL"
 	case tap.StatusSkip:
 		return "SKIP"
@@ -80,6 +86,16 @@ func kcidbStatus(s tap.Status) string {
 		return "ERROR"
 	}
 	return "PASS"
+}
+
+// setupFailed reports whether a failed case says it could not be set up.
+func setupFailed(n *tap.Node) bool {
+	for _, d := range n.Diagnostics {
+		if strings.HasPrefix(d, setup.Prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteKCIDB writes r as KCIDB I/O JSON: one test per leaf (path
@@ -125,7 +141,7 @@ func WriteKCIDB(w io.Writer, r *Results, o KCIDBOptions) error {
 		path := tap.Node{Name: suite}
 		t := kcidbTest{
 			ID: o.Origin + ":" + o.RunID + "." + path.Key() + "." + l.Path, BuildID: o.BuildID, Origin: o.Origin,
-			Path: path.Key() + "." + l.Path, Status: kcidbStatus(l.Node.Status), StartTime: start, Environment: env,
+			Path: path.Key() + "." + l.Path, Status: kcidbStatus(l.Node), StartTime: start, Environment: env,
 		}
 		if l.Node == l.Binary && len(l.Binary.Children) > 0 {
 			t.Status = "ERROR" // the binary_verdict entry

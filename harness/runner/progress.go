@@ -11,14 +11,18 @@ import (
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
-// progress shows one line per binary. Live (a terminal), finished binaries
-// are printed once, in the order they finish, and the lines of the running
-// ones plus a "waiting" count are redrawn in place below them every tick, so
-// the view never needs more screen lines than -j+1. Not live, it prints one
-// plain line as each binary finishes, with no escape codes.
+// progress shows one line per binary. Live (a terminal of its own),
+// finished binaries are printed once, in the order they finish, and the
+// lines of the running ones plus a "waiting" count are redrawn in place below
+// them every tick, so the view never needs more screen lines than -j+1. On a
+// Screen (the terminal the TAP stream is written to as well) only the lines
+// of the running binaries and the count are shown, as the Screen's view
+// below the stream, whose result lines say how each binary ended. Not live,
+// it prints one plain line as each binary finishes, with no escape codes.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
+	screen  *Screen
 	live    bool
 	rows    []*row
 	drawn   int    // transient lines drawn at the bottom
@@ -36,8 +40,8 @@ type row struct {
 	pass, fail, skip int
 }
 
-func newProgress(w io.Writer, live bool, bins []Binary, timeout time.Duration) *progress {
-	p := &progress{w: w, live: live && w != nil, stopc: make(chan struct{}), timeout: timeout}
+func newProgress(w io.Writer, live bool, screen *Screen, bins []Binary, timeout time.Duration) *progress {
+	p := &progress{w: w, screen: screen, live: screen != nil || live && w != nil, stopc: make(chan struct{}), timeout: timeout}
 	for _, b := range bins {
 		p.rows = append(p.rows, &row{name: b.Name, state: "waiting"})
 	}
@@ -67,6 +71,10 @@ func (p *progress) start() {
 func (p *progress) stop() {
 	close(p.stopc)
 	p.wg.Wait()
+	if p.screen != nil {
+		p.screen.SetView(nil) // the summary follows the stream
+		return
+	}
 	if p.live {
 		p.mu.Lock()
 		p.redrawLocked()
@@ -100,6 +108,7 @@ func (p *progress) done(i int, o *Outcome) {
 	r.pass, r.skip = c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], c[tap.StatusSkip]
 	r.fail = c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
 	switch {
+	case p.screen != nil:
 	case p.live:
 		p.pending = append(p.pending, r)
 	case p.w != nil:
@@ -120,6 +129,10 @@ func (r *row) text() string {
 }
 
 func (p *progress) redrawLocked() {
+	if p.screen != nil {
+		p.screen.SetView(p.viewLocked())
+		return
+	}
 	var b strings.Builder
 	if p.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the first transient line
@@ -128,27 +141,37 @@ func (p *progress) redrawLocked() {
 		b.WriteString("\r\x1b[2K" + r.text() + "\n")
 	}
 	p.pending = nil
-	p.drawn = 0
+	view := p.viewLocked()
+	for _, l := range view {
+		b.WriteString("\r\x1b[2K" + l + "\n")
+	}
+	p.drawn = len(view)
+	b.WriteString("\x1b[J") // clear what an earlier, taller view left below
+	io.WriteString(p.w, b.String())
+}
+
+// viewLocked is the transient part of the view: a line per running binary
+// (with the time it has left before the runner's -timeout kills it) and,
+// while some wait, how many wait and how many are done.
+func (p *progress) viewLocked() []string {
+	var view []string
 	waiting := 0
 	for _, r := range p.rows {
 		switch r.state {
 		case "running":
 			line := r.text()
 			if p.timeout > 0 {
-				line += fmt.Sprintf(" (killed in %.0fs)", max(0, (p.timeout-time.Since(r.started)).Seconds()))
+				line += fmt.Sprintf(" (%.0fs left before timeout)", max(0, (p.timeout-time.Since(r.started)).Seconds()))
 			}
-			b.WriteString("\r\x1b[2K" + line + "\n")
-			p.drawn++
+			view = append(view, line)
 		case "waiting":
 			waiting++
 		}
 	}
 	if waiting > 0 {
-		fmt.Fprintf(&b, "\r\x1b[2K%d waiting, %d of %d done\n", waiting, len(p.rows)-waiting-p.runningLocked(), len(p.rows))
-		p.drawn++
+		view = append(view, fmt.Sprintf("%d waiting, %d of %d done", waiting, len(p.rows)-waiting-p.runningLocked(), len(p.rows)))
 	}
-	b.WriteString("\x1b[J") // clear what an earlier, taller view left below
-	io.WriteString(p.w, b.String())
+	return view
 }
 
 // counter returns a writer that counts the top-level result lines of binary

@@ -40,6 +40,9 @@ type Results struct {
 	Dir  string
 	Root *tap.Node
 	Info RunInfo
+	// Label names the run in a report (fsnsuite report -label); empty:
+	// its kernel and directory.
+	Label string
 }
 
 // LoadResults reads results.json and run.json from a results directory.

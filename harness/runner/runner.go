@@ -52,6 +52,11 @@ type Options struct {
 	Progress io.Writer
 	// Live redraws the progress view in place with terminal escape codes.
 	Live bool
+	// Screen, when stdout and stderr are one terminal, carries the
+	// progress view below the TAP stream: Out (and Log) should then write
+	// to it too, and the caller closes it after Run. Progress and Live are
+	// not used then.
+	Screen *Screen
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
 	// Log receives the runner's own messages (a results directory that
@@ -165,7 +170,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
-	prog := newProgress(opt.Progress, opt.Live, bins, opt.Timeout)
+	prog := newProgress(opt.Progress, opt.Live, opt.Screen, bins, opt.Timeout)
 	prog.start()
 
 	var perf, other []int
@@ -270,7 +275,7 @@ func (r *Report) writeFiles(suite string) error {
 	if err := write("lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }); err != nil {
 		return err
 	}
-	return write("summary.txt", func(w io.Writer) error { r.WriteSummary(w); return nil })
+	return write("summary.txt", func(w io.Writer) error { r.WriteSummaryFile(w); return nil })
 }
 
 // args are the arguments b runs with.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -192,11 +193,85 @@ func TestSummary(t *testing.T) {
 	bins := []Binary{fake(t, dir, "good", passBody), fake(t, dir, "bad", failBody), fake(t, dir, "skipper", skipAllBody), fake(t, dir, "crasher", crashBody)}
 	rep, err := Run(context.Background(), bins, Options{})
 	assert.NilError(t, err)
+	// Elapsed times are the varying fields.
+	times := func(s string) string {
+		s = regexp.MustCompile(`in [0-9.]+m?s\n`).ReplaceAllString(s, "in TIME\n")
+		return regexp.MustCompile(` +[0-9]+\.[0-9]s\b`).ReplaceAllString(s, " T")
+	}
 	var b bytes.Buffer
 	rep.WriteSummary(&b)
-	// Elapsed time is the one varying field.
-	got := regexp.MustCompile(`in [0-9.]+m?s\n`).ReplaceAllString(b.String(), "in TIME\n")
-	golden.Assert(t, got, "summary.golden")
+	golden.Assert(t, times(b.String()), "summary.golden")
+	b.Reset()
+	rep.WriteSummaryFile(&b)
+	golden.Assert(t, times(b.String()), "summary-file.golden")
+}
+
+// TestSummaryFitsOneScreen: a run with a thousand skips and dozens of
+// failures still sums up in one screen on the terminal (skips by reason,
+// the first failures, the rest counted), while summary.txt keeps every one.
+func TestSummaryFitsOneScreen(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("echo 'TAP version 13'\necho 1..1040\necho '# many: a binary with many cases'\necho '# kernel 6.18.0'\n")
+	n := 0
+	for i := range 1000 {
+		n++
+		reason := []string{"requires CAP_SYS_ADMIN in the initial user namespace", "ext4: mkfs.ext4 not found", "FAN_MARK_EVICTABLE not supported (EINVAL; needs >= 5.19)"}[i%3]
+		fmt.Fprintf(&b, "echo 'ok %d skipped_%d.tmpfs # SKIP %s'\n", n, i, reason)
+	}
+	for i := range 30 {
+		n++
+		fmt.Fprintf(&b, "echo '# failing_%d does a thing (fanotify(7))'\n", i)
+		fmt.Fprintf(&b, "echo '# failing_%d.tmpfs (tmpfs): events differ'\necho '#   want: FAN_OPEN f'\necho '#   got:  nothing'\n", i)
+		b.WriteString("echo '# HINT: kernel may lack 0123456789ab (fsnotify: a fix)'\n")
+		fmt.Fprintf(&b, "echo 'not ok %d failing_%d.tmpfs'\n", n, i)
+		n++
+		fmt.Fprintf(&b, "echo '# failing_%d does a thing (fanotify(7))'\necho 'ok %d failing_%d.ext4'\n", i, n, i)
+	}
+	for i := range 10 {
+		n++
+		fmt.Fprintf(&b, "echo '# measurement: ratio 1.2 ratio [1.1,1.3]'\necho '# reported, not gated: ratio 1.2000 [1.1000,1.3000]'\necho 'ok %d info_%d.tmpfs'\n", n, i)
+	}
+	b.WriteString("exit 1\n")
+	res := filepath.Join(dir, "res")
+	rep, err := Run(context.Background(), []Binary{fake(t, dir, "many", strings.Replace(b.String(), "1..1040", fmt.Sprintf("1..%d", n), 1))}, Options{ResultsDir: res})
+	assert.NilError(t, err)
+	var term bytes.Buffer
+	rep.WriteSummary(&term)
+	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+	assert.Assert(t, len(lines) <= 50, "the terminal summary has %d lines:\n%s", len(lines), term.String())
+	for _, want := range []string{
+		"cases: 30 pass, 10 reported only (not gated), 30 fail, 1000 skip\n",
+		"  FAIL    many   30 ok   30 fail 1000 skip  10 reported",
+		"  many/failing_0.tmpfs: FAIL\n      failing_0.tmpfs (tmpfs): events differ\n      HINT: kernel may lack 0123456789ab (fsnotify: a fix)\n",
+		"  ... and 22 more failed (every one in summary.txt)\n",
+		"skipped (1000), by reason:\n    334  requires CAP_SYS_ADMIN in the initial user namespace  (many/skipped_0.tmpfs, ...)\n",
+		"reported only, not gated (10):\n  many/info_0.tmpfs: ratio 1.2000 [1.1000,1.3000]\n",
+	} {
+		assert.Check(t, is.Contains(term.String(), want))
+	}
+	assert.Equal(t, lines[len(lines)-1], "results: "+res)
+	// A small terminal: the summary's lines, wrapped, fill at most its rows.
+	term.Reset()
+	rep.WriteSummarySized(&term, 60, 22)
+	rows := 0
+	for _, l := range strings.Split(strings.TrimSpace(term.String()), "\n") {
+		rows += (utf8.RuneCountInString(l) + 59) / 60
+	}
+	assert.Assert(t, rows <= 22, "%d rows:\n%s", rows, term.String())
+	assert.Check(t, is.Contains(term.String(), "  ... and 1 more reason for 333 cases (every one in summary.txt)\n"))
+	file, err := os.ReadFile(filepath.Join(res, "summary.txt"))
+	assert.NilError(t, err)
+	for _, want := range []string{
+		"  many/failing_29.tmpfs: FAIL\n      failing_29.tmpfs (tmpfs): events differ\n      want: FAN_OPEN f\n      got:  nothing\n      HINT:",
+		"skipped (1000), by reason:\n",
+		"reported only, not gated (10):\n",
+		"  many/info_9.tmpfs: ratio 1.2000 [1.1000,1.3000]\n",
+		"skipped, case by case (1000):\n",
+		"  many/skipped_999.tmpfs: requires CAP_SYS_ADMIN in the initial user namespace\n",
+	} {
+		assert.Check(t, is.Contains(string(file), want))
+	}
 }
 
 // TestSummaryReportedOnly: a perf case that measures without a gate (the
@@ -217,6 +292,17 @@ echo "ok 3 other # SKIP no ext4"
 	var b bytes.Buffer
 	rep.WriteSummary(&b)
 	assert.Assert(t, strings.Contains(b.String(), "cases: 1 pass, 1 reported only (not gated), 1 skip\n"), "summary:\n%s", b.String())
+}
+
+func TestReasonShape(t *testing.T) {
+	for in, want := range map[string]string{
+		`fanotify_mark(FAN_MARK_ADD, FAN_OPEN, "/tmp/x/f"): no such device (FID reporting on tmpfs not supported (ENODEV; needs >= 5.13))`: `fanotify_mark(…): no such device (FID reporting on tmpfs not supported (ENODEV; needs >= 5.13))`,
+		`fanotify_init(FAN_CLASS_CONTENT): EPERM (needs CAP_SYS_ADMIN)`:                                                                    `fanotify_init(FAN_CLASS_CONTENT): EPERM (needs CAP_SYS_ADMIN)`,
+		`open "/tmp/a b": ENOENT`:   `open "…": ENOENT`,
+		`ext4: mkfs.ext4 not found`: `ext4: mkfs.ext4 not found`,
+	} {
+		assert.Check(t, is.Equal(reasonShape(in), want))
+	}
 }
 
 func TestExitCode(t *testing.T) {
@@ -437,7 +523,7 @@ func TestLiveProgress(t *testing.T) {
 	_, err = Run(context.Background(), []Binary{fake(t, dir, "slow", "sleep 0.6\n"+passBody), fake(t, dir, "next", passBody)},
 		Options{Progress: &prog, Live: true, Timeout: time.Minute})
 	assert.NilError(t, err)
-	assert.Check(t, is.Regexp(`running slow .* \(killed in (60|59)s\)`, prog.String()))
+	assert.Check(t, is.Regexp(`running slow .* \((60|59)s left before timeout\)`, prog.String()))
 	assert.Check(t, is.Contains(prog.String(), "1 waiting, 0 of 2 done"))
 
 	prog.Reset()

@@ -9,6 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Prefix begins the diagnostic of every failure of these helpers: the case
+// could not be set up, so its code under test was never judged (KCIDB's
+// ERROR, not FAIL; harness/runner reads it).
+const Prefix = "setup: "
+
 // TB is the part of harness.T the helpers need.
 type TB interface {
 	Helper()
@@ -28,7 +33,7 @@ func WriteFile(t TB, path, data string) {
 func WriteFileMode(t TB, path string, data []byte, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, data, mode); err != nil {
-		t.Fatalf("setup: %v", err)
+		t.Fatalf(Prefix+"%v", err)
 	}
 }
 
@@ -37,7 +42,7 @@ func Mkdir(t TB, paths ...string) {
 	t.Helper()
 	for _, p := range paths {
 		if err := os.Mkdir(p, 0o755); err != nil {
-			t.Fatalf("setup: %v", err)
+			t.Fatalf(Prefix+"%v", err)
 		}
 	}
 }
@@ -55,7 +60,7 @@ func Open(t TB, path string, flags int) int {
 	t.Helper()
 	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
 	if err != nil {
-		t.Fatalf("setup: open %s: %v", path, err)
+		t.Fatalf(Prefix+"open %s: %v", path, err)
 	}
 	t.Cleanup(func() { unix.Close(fd) })
 	return fd
@@ -74,7 +79,7 @@ func ClosedFd(t TB, fd int) int {
 	t.Helper()
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
-		t.Fatalf("setup: getrlimit(RLIMIT_NOFILE): %v", err)
+		t.Fatalf(Prefix+"getrlimit(RLIMIT_NOFILE): %v", err)
 	}
 	high := closedFdMax
 	if rl.Cur-1 < uint64(high) {
@@ -87,13 +92,13 @@ func ClosedFd(t TB, fd int) int {
 		}
 	}
 	if high <= fd {
-		t.Fatalf("setup: no free descriptor number above %d under %d", fd, closedFdMax)
+		t.Fatalf(Prefix+"no free descriptor number above %d under %d", fd, closedFdMax)
 	}
 	if err := unix.Dup3(fd, high, unix.O_CLOEXEC); err != nil {
-		t.Fatalf("setup: dup3(%d, %d): %v", fd, high, err)
+		t.Fatalf(Prefix+"dup3(%d, %d): %v", fd, high, err)
 	}
 	if err := unix.Close(high); err != nil {
-		t.Fatalf("setup: close: %v", err)
+		t.Fatalf(Prefix+"close: %v", err)
 	}
 	return high
 }
@@ -106,7 +111,7 @@ func Stat(t TB, path string) unix.Stat_t {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		t.Fatalf("setup: stat %s: %v", path, err)
+		t.Fatalf(Prefix+"stat %s: %v", path, err)
 	}
 	return st
 }
@@ -118,7 +123,7 @@ func BindMount(t TB, dir string) string {
 	t.Helper()
 	dst := t.TempDir()
 	if err := unix.Mount(dir, dst, "", unix.MS_BIND, ""); err != nil {
-		t.Fatalf("setup: bind mount %s on %s: %v", dir, dst, err)
+		t.Fatalf(Prefix+"bind mount %s on %s: %v", dir, dst, err)
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dst, unix.MNT_DETACH); err != nil {

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
+	perfengine "github.com/fsnsuite/fsnsuite/harness/perf"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -109,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Func("vm-file", "VM mode: put host file `HOST=GUEST` at the absolute guest path GUEST (repeatable; e.g. a binary's input named in a -f runtest line; the guest's /results comes back as the results directory)", func(v string) error {
 		host, guest, ok := strings.Cut(v, "=")
 		if !ok || host == "" || !filepath.IsAbs(guest) || filepath.Clean(guest) == "/" {
-			return fmt.Errorf("want HOST=GUEST with an absolute guest path, got %q", v)
+			return errors.New("want HOST=GUEST with an absolute guest path")
 		}
 		abs, err := filepath.Abs(host)
 		if err != nil {
@@ -133,6 +134,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "fsnsuite: "+format+"\n", a...)
+		if *exitConv == "ltp" {
+			// -exit ltp ends the output with the counts kirk reads, also
+			// when nothing could run: broken, as the exit status says.
+			_ = tap.LTPSummary(stdout, 0, 0, 1, 0, 0)
+		}
 		return exitcode.Usage
 	}
 	f, err := tap.ParseFormat(*format)
@@ -152,6 +158,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jobs < 1 {
 		return fail("-j %d: want 1 or more", *jobs)
+	}
+	// The perf binaries would each refuse a bad -profile: say it once, here.
+	if _, ok := perfengine.Profiles[*profile]; *profile != "" && !ok {
+		return fail("unknown -profile %q (want quick or full)", *profile)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -195,6 +205,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%s: %v", *runtest, err)
 		}
+		if len(bins) == 0 {
+			return fail("%s lists no test binary (the file is empty, or has only blank lines and comments)", *runtest)
+		}
 	} else {
 		bins, err = runner.Discover(binDir, self, true)
 		if err != nil {
@@ -212,9 +225,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail("bad -case: %v", err)
 		}
 	}
+	found, matched := len(bins), len(runner.Filter(bins, re, true))
 	bins = runner.Order(runner.Filter(bins, re, !*noPerf))
 	if len(bins) == 0 {
-		return fail("no test binaries selected (looked in %s; -f, -dir and -run choose them)", binDir)
+		from := "in " + binDir
+		if *runtest != "" {
+			from = "of " + *runtest
+		}
+		switch {
+		case found == 0:
+			return fail("no test binaries in %s (-dir and -f choose where they are)", binDir)
+		case matched == 0:
+			return fail("no test binary %s matches -run %s (%d there)", from, *runRE, found)
+		}
+		return fail("every test binary %s that was selected is a perf_* one, and -no-perf leaves them out", from)
 	}
 
 	var pass, perfArgs []string
@@ -258,7 +282,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if resDir == "" {
 		resDir = newResultsDir()
 	}
-	rep, err := runner.Run(ctx, bins, runner.Options{
+	opt := runner.Options{
 		Timeout:    *timeout,
 		Jobs:       *jobs,
 		PassArgs:   pass,
@@ -268,16 +292,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ResultsDir: resDir,
 		Out:        stdout,
 		Progress:   stderr,
-		Live:       isTerminal(stderr),
+		Live:       isTerminal(stderr) && stdoutNotShownThere(stdout),
 		Log:        stderr,
-	})
+	}
+	// One terminal for both: the stream and the view go through one writer,
+	// the view below the stream, so that no redraw overwrites a TAP line.
+	var screen *runner.Screen
+	if tty, ok := sameTerminal(stdout, stderr); ok {
+		screen = runner.NewScreen(tty, func() (int, int) { return termSize(tty) })
+		opt.Out, opt.Log, opt.Screen = screen, screen, screen
+	}
+	rep, err := runner.Run(ctx, bins, opt)
+	if screen != nil {
+		screen.Close()
+	}
 	if err != nil {
 		// Nothing ran: the results directory is unusable (read-only,
 		// not a directory): an environment error, LTP's TBROK.
 		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", resDir, err)
+		if *exitConv == "ltp" {
+			_ = tap.LTPSummary(stdout, 0, 0, 1, 0, 0)
+		}
 		return exitcode.LTPBroken
 	}
-	rep.WriteSummary(stderr)
+	// The summary fits the terminal it is read on (else SummaryRows lines).
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		cols, rows := termSize(f)
+		if rows == 0 {
+			rows = runner.SummaryRows + 2
+		}
+		rep.WriteSummarySized(stderr, cols, rows-2) // a row for the prompt, one for the blank line above
+	} else {
+		rep.WriteSummary(stderr)
+	}
 	if *exitConv == "ltp" {
 		rep.WriteLTPSummary(stdout)
 	}
@@ -363,4 +410,49 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// stdoutNotShownThere reports whether stdout cannot be reaching stderr's
+// terminal by another way: a file, /dev/null or a terminal (the same one is
+// shared through a runner.Screen). A pipe or a socket may end on that
+// terminal (fsnsuite | tee log), and a live view redrawn there would be drawn
+// over the lines that come through it, so then the view is plain lines.
+func stdoutNotShownThere(stdout io.Writer) bool {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFCHR:
+		return true
+	}
+	return false
+}
+
+// sameTerminal returns stdout's file when stdout and stderr are both the
+// same terminal device.
+func sameTerminal(stdout, stderr io.Writer) (*os.File, bool) {
+	o, ok1 := stdout.(*os.File)
+	e, ok2 := stderr.(*os.File)
+	if !ok1 || !ok2 || !isTerminal(o) || !isTerminal(e) {
+		return nil, false
+	}
+	var so, se unix.Stat_t
+	if unix.Fstat(int(o.Fd()), &so) != nil || unix.Fstat(int(e.Fd()), &se) != nil {
+		return nil, false
+	}
+	return o, so.Rdev == se.Rdev
+}
+
+// termSize is the terminal's width and height, 0 where it does not say.
+func termSize(f *os.File) (cols, rows int) {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0, 0
+	}
+	return int(ws.Col), int(ws.Row)
 }

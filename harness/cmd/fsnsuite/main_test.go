@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -190,6 +191,33 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 	}
 }
 
+// What a bad selection or flag value says: once, naming the real cause
+// (issue 23), and under -exit ltp followed by the Summary: block kirk reads.
+func TestUsageWording(t *testing.T) {
+	dir := binDir(t, map[string]string{"inotify_basic": pass, "perf_open_path": pass})
+	empty := filepath.Join(t.TempDir(), "empty")
+	assert.NilError(t, os.WriteFile(empty, []byte("# only a comment\n\n"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", empty}, "fsnsuite: " + empty + " lists no test binary (the file is empty, or has only blank lines and comments)\n"},
+		{[]string{"-run", "nomatch"}, "fsnsuite: no test binary in " + dir + " matches -run nomatch (2 there)\n"},
+		{[]string{"-run", "perf", "-no-perf"}, "fsnsuite: every test binary in " + dir + " that was selected is a perf_* one, and -no-perf leaves them out\n"},
+		{[]string{"-profile", "bogus"}, "fsnsuite: unknown -profile \"bogus\" (want quick or full)\n"},
+		{[]string{"-vm-file", "bad"}, "fsnsuite: invalid value \"bad\" for flag -vm-file: want HOST=GUEST with an absolute guest path; see -h\n"},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, run(append([]string{"-dir", dir}, tc.args...), &out, &errb), 2)
+		assert.Check(t, is.Equal(errb.String(), tc.want))
+		assert.Check(t, is.Equal(out.String(), ""))
+	}
+	var out, errb bytes.Buffer
+	assert.Equal(t, run([]string{"-dir", dir, "-run", "nomatch", "-exit", "ltp"}, &out, &errb), 2)
+	assert.Check(t, is.Equal(out.String(), "\nSummary:\npassed   0\nfailed   0\nbroken   1\nskipped  0\nwarnings 0\n"))
+	assert.Check(t, is.Equal(strings.Count(errb.String(), "\n"), 1), errb.String())
+}
+
 // A results directory that cannot be used is exit 2 (usage/environment,
 // LTP's TBROK), not 1, under either convention (issue 14 item 1).
 func TestUnusableResultsDir(t *testing.T) {
@@ -226,4 +254,25 @@ func TestLTPSummaryCounts(t *testing.T) {
 	out.Reset()
 	run([]string{"-dir", dir, "-results", t.TempDir()}, &out, &errb)
 	assert.Check(t, !strings.Contains(out.String(), "Summary:"))
+}
+
+// fsnsuite report names each run by its -label, in the order of the
+// directories, else by its kernel and directory; more labels than
+// directories is a usage error.
+func TestReportLabels(t *testing.T) {
+	dir := binDir(t, map[string]string{"a": pass})
+	resA, resB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, res := range []string{resA, resB} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, run([]string{"-dir", dir, "-results", res}, &out, &errb), 0, errb.String())
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"report", "-label", "before", resA, resB, "-o", "-"}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Check(t, is.Contains(out.String(), "<h2>Run 1: before</h2>"))
+	assert.Check(t, is.Regexp(`<h2>Run 2: [^<]+ \(`+regexp.QuoteMeta(resB)+`\)</h2>`, out.String()))
+	errb.Reset()
+	code = run([]string{"report", "-label", "x", "-label", "y", resA}, &out, &errb)
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errb.String(), "2 labels for 1 results directory"))
 }

@@ -4,18 +4,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/runner/htmlreport"
 )
 
-const reportUsage = `usage: fsnsuite report [-o report.html] RESULTS_DIR...
+const reportUsage = `usage: fsnsuite report [-o report.html] [-label NAME]... RESULTS_DIR...
 
 Renders results directories (runs of fsnsuite, e.g. one per kernel) as one
 self-contained HTML page: pass/fail/skip per binary with reasons, every
-failing case's diagnostics and HINT lines, skips by reason, and the perf
-measurements as SVG plots.
+failing case's diagnostics and HINT lines, skips by reason, the cases
+reported without a gate, and the perf measurements as SVG plots (with their
+gates; given several directories, before/after charts). A run is named by
+its kernel and directory, or by the i-th -label for the i-th directory.
 
 flags:
 `
@@ -24,6 +27,14 @@ flags:
 func report(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite report", flag.ContinueOnError)
 	out := fs.String("o", "report.html", "write the page to `file` (- for stdout)")
+	var labels []string
+	fs.Func("label", "name the next results directory's run `NAME` in the page (repeatable: the i-th names the i-th directory)", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("empty label")
+		}
+		labels = append(labels, v)
+		return nil
+	})
 	// Flags may follow the directories (fsnsuite report DIR -o x.html).
 	var dirs []string
 	for rest := args; ; {
@@ -40,12 +51,23 @@ func report(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fsnsuite report: want at least one results directory; see -h")
 		return exitcode.Usage
 	}
+	if len(labels) > len(dirs) {
+		noun := "directories"
+		if len(dirs) == 1 {
+			noun = "directory"
+		}
+		fmt.Fprintf(stderr, "fsnsuite report: %d labels for %d results %s; see -h\n", len(labels), len(dirs), noun)
+		return exitcode.Usage
+	}
 	var runs []*runner.Results
-	for _, d := range dirs {
+	for i, d := range dirs {
 		r, err := runner.LoadResults(d)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
 			return exitcode.LTPBroken
+		}
+		if i < len(labels) {
+			r.Label = labels[i]
 		}
 		runs = append(runs, r)
 	}

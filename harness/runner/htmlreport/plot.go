@@ -11,9 +11,14 @@ import (
 // Point is one plotted value with an optional interval (Lo == Hi == 0: none).
 type Point struct {
 	X      float64
-	Label  string // the x tick (dot charts) or tooltip
+	Label  string // the row's label (dot charts) or tooltip
 	Y      float64
 	Lo, Hi float64
+	// Gate is the threshold the case's verdict held this figure to (its
+	// "gate: ratio <= MAX" line), 0 for none.
+	Gate float64
+	// Reported marks a figure of a case reported, not gated: drawn hollow.
+	Reported bool
 }
 
 // Series is a named line of points.
@@ -23,12 +28,14 @@ type Series struct {
 }
 
 // Plot is one chart: a line chart of Y against a numeric X (Lines), or a dot
-// chart with one row per labelled point (Dots), with whiskers for intervals
-// and an optional reference value (a ratio's 1).
+// chart with one row per labelled point (Dots), with whiskers for intervals,
+// an optional reference value (a ratio's 1) and the gates of its points.
 type Plot struct {
 	Title  string
 	XLabel string
-	YLabel string
+	// Unit is the values' unit ("ratio", "ns/op", "ops/s", ...): an axis of
+	// an absolute unit starts at 0 and reads in human units (ns, µs, ms; k, M).
+	Unit   string
 	Series []Series
 	Dots   bool
 	Ref    float64 // drawn when non-zero
@@ -49,20 +56,24 @@ func (p *Plot) N() int {
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
+// The drawing's own coordinates (its viewBox); the page scales it to its
+// width.
 const (
-	plotW, plotH                   = 720, 300
-	padL, padR, padT, padB         = 70, 190, 30, 45
-	innerW, innerH                 = plotW - padL - padR, plotH - padT - padB
+	plotW                          = 960
+	lineH                          = 330
+	padL, padR, padT, padB         = 80, 240, 34, 48
+	innerW, innerH                 = plotW - padL - padR, lineH - padT - padB
 	dotRowH                        = 22
-	dotPadL                        = 340
-	dotInnerW                      = plotW - dotPadL - 40
-	maxTicks                       = 6
+	dotPadR                        = 40
+	maxTicks                       = 7
 	pointRadius            float64 = 3.5
+	charW                  float64 = 6.4 // an 11px tick label's mean character width
 )
 
-// SVG renders the plot as a standalone <svg> element. Every point is a
-// <circle class="pt">; the element carries data-points with their count so a
-// reader (the browser test) can check that none went missing.
+// SVG renders the plot as a standalone <svg> element, as wide as the page.
+// Every point is a <circle class="pt">; the element carries data-points
+// with their count so that a reader (the browser test) can check that none
+// went missing.
 func (p *Plot) SVG() string {
 	if p.Dots {
 		return p.dotSVG()
@@ -70,35 +81,48 @@ func (p *Plot) SVG() string {
 	return p.lineSVG()
 }
 
-func (p *Plot) yRange() (lo, hi float64) {
+// absolute reports whether the plot's values are absolute figures (not
+// ratios): their axis starts at 0.
+func (p *Plot) absolute() bool { return p.Unit != "ratio" && p.Unit != "" }
+
+// valueRange is the value axis's range: every value, interval end, gate and
+// the reference inside it (so that no whisker is ever clipped), 0 too for an
+// absolute unit, with a margin.
+func (p *Plot) valueRange() (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
+	add := func(v float64) { lo, hi = math.Min(lo, v), math.Max(hi, v) }
 	for _, s := range p.Series {
 		for _, pt := range s.Points {
-			vals := []float64{pt.Y}
+			add(pt.Y)
 			if pt.Lo != 0 || pt.Hi != 0 {
-				vals = append(vals, pt.Lo, pt.Hi)
+				add(pt.Lo)
+				add(pt.Hi)
 			}
-			for _, v := range vals {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if pt.Gate != 0 {
+				add(pt.Gate)
 			}
 		}
-	}
-	if p.Ref != 0 {
-		lo, hi = math.Min(lo, p.Ref), math.Max(hi, p.Ref)
 	}
 	if math.IsInf(lo, 1) {
 		return 0, 1
 	}
-	if !p.Dots && lo > 0 && lo < hi/3 {
-		lo = 0 // a value axis that starts at 0 when the data are not all far from it
+	if p.Ref != 0 {
+		add(p.Ref)
+	}
+	if p.absolute() {
+		add(0)
 	}
 	if hi == lo {
 		hi, lo = hi+math.Abs(hi)*0.05+1e-9, lo-math.Abs(lo)*0.05-1e-9
 	}
 	pad := (hi - lo) * 0.05
+	if p.absolute() && lo == 0 {
+		return 0, hi + pad
+	}
 	return lo - pad, hi + pad
 }
 
+// ticks are round values between lo and hi, at most maxTicks of them.
 func ticks(lo, hi float64) []float64 {
 	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/maxTicks)))
 	for _, m := range []float64{1, 2, 5, 10} {
@@ -121,15 +145,111 @@ func num(v float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".")
 }
 
+// human writes a count with a k, M or G suffix from 10,000 on: 10k, 100k, 1.5M.
+func human(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return num(v/1e9) + "G"
+	case a >= 1e6:
+		return num(v/1e6) + "M"
+	case a >= 1e4:
+		return num(v/1e3) + "k"
+	}
+	return num(v)
+}
+
+// scale is how an axis writes its values: divided by div, with unit as its
+// title; counts with human suffixes.
+type scale struct {
+	div   float64
+	unit  string
+	count bool
+}
+
+// scaleFor picks the axis's scale for values up to top: a unit in
+// nanoseconds ("ns/op", "p99-ns", "cpu-ns/op") reads in ns, µs, ms or s;
+// a ratio as it is; any other unit (ops/s) as a count.
+func scaleFor(unit string, top float64) scale {
+	switch {
+	case unit == "ratio" || unit == "":
+		return scale{div: 1, unit: unit}
+	case strings.Contains(unit, "ns"):
+		div, name := 1.0, "ns"
+		switch {
+		case top >= 1e9:
+			div, name = 1e9, "s"
+		case top >= 1e6:
+			div, name = 1e6, "ms"
+		case top >= 1e3:
+			div, name = 1e3, "µs"
+		}
+		return scale{div: div, unit: strings.Replace(unit, "ns", name, 1)}
+	}
+	return scale{div: 1, unit: unit, count: true}
+}
+
+// label writes v (in the plot's unit) in the scale's.
+func (s scale) label(v float64) string {
+	if s.count {
+		return human(v)
+	}
+	return num(v / s.div)
+}
+
+// ticks are round values of the scale between lo and hi, in the plot's unit.
+func (s scale) ticks(lo, hi float64) []float64 {
+	var out []float64
+	for _, t := range ticks(lo/s.div, hi/s.div) {
+		out = append(out, t*s.div)
+	}
+	return out
+}
+
+// value writes v with its unit, for a tooltip.
+func (s scale) value(v float64) string {
+	if s.unit == "" {
+		return s.label(v)
+	}
+	return s.label(v) + " " + s.unit
+}
+
 func (p *Plot) header(b *strings.Builder, w, h int) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="%d" height="%d" viewBox="0 0 %d %d" data-points="%d" role="img" aria-label="%s">`,
 		w, h, w, h, p.N(), html.EscapeString(p.Title))
 	fmt.Fprintf(b, `<text x="%d" y="18" class="title">%s</text>`, 10, html.EscapeString(p.Title))
 }
 
+// gates are the distinct gate values of the plot's points, in order.
+func (p *Plot) gates() []float64 {
+	seen := map[float64]bool{}
+	var out []float64
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			if pt.Gate != 0 && !seen[pt.Gate] {
+				seen[pt.Gate] = true
+				out = append(out, pt.Gate)
+			}
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// circle draws a point: filled, or hollow for a reported-only figure.
+func circle(b *strings.Builder, c string, x, y float64, pt Point, title string) {
+	fill, extra := c, ""
+	if pt.Reported {
+		fill, extra = "#fff", fmt.Sprintf(` stroke="%s" stroke-width="1.5"`, c)
+		title += " (reported, not gated)"
+	}
+	fmt.Fprintf(b, `<circle class="pt" fill="%s"%s cx="%.1f" cy="%.1f" r="%.1f"><title>%s</title></circle>`,
+		fill, extra, x, y, pointRadius, html.EscapeString(title))
+}
+
 func (p *Plot) lineSVG() string {
 	var b strings.Builder
-	p.header(&b, plotW, plotH)
+	p.header(&b, plotW, lineH)
 	xs := map[float64]bool{}
 	for _, s := range p.Series {
 		for _, pt := range s.Points {
@@ -152,24 +272,30 @@ func (p *Plot) lineSVG() string {
 	if xhi == xlo {
 		xlo, xhi = xlo-1, xhi+1
 	}
-	ylo, yhi := p.yRange()
+	ylo, yhi := p.valueRange()
+	sc := scaleFor(p.Unit, math.Max(math.Abs(ylo), math.Abs(yhi)))
 	X := func(x float64) float64 { return padL + (tx(x)-xlo)/(xhi-xlo)*innerW }
 	Y := func(y float64) float64 { return padT + (1-(y-ylo)/(yhi-ylo))*innerH }
 	// Axes, ticks, labels.
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padL, padT+innerH, padL+innerW, padT+innerH)
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padL, padT, padL, padT+innerH)
-	for _, v := range ticks(ylo, yhi) {
+	for _, v := range sc.ticks(ylo, yhi) {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%.1f" x2="%d" y2="%.1f"/><text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`,
-			padL, Y(v), padL+innerW, Y(v), padL-5, Y(v)+4, num(v))
+			padL, Y(v), padL+innerW, Y(v), padL-5, Y(v)+4, sc.label(v))
 	}
 	for _, x := range xv {
-		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, X(x), padT+innerH+15, num(x))
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, X(x), padT+innerH+15, human(x))
 	}
-	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, padL+innerW/2, plotH-8, html.EscapeString(p.XLabel))
-	fmt.Fprintf(&b, `<text class="label" transform="translate(14 %d) rotate(-90)" text-anchor="middle">%s</text>`, padT+innerH/2, html.EscapeString(p.YLabel))
+	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, padL+innerW/2, lineH-8, html.EscapeString(p.XLabel))
+	fmt.Fprintf(&b, `<text class="label" transform="translate(16 %d) rotate(-90)" text-anchor="middle">%s</text>`, padT+innerH/2, html.EscapeString(sc.unit))
 	if p.Ref != 0 {
 		fmt.Fprintf(&b, `<line class="ref" x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>`, padL, Y(p.Ref), padL+innerW, Y(p.Ref))
 	}
+	for _, g := range p.gates() {
+		fmt.Fprintf(&b, `<line class="gate" x1="%d" y1="%.1f" x2="%d" y2="%.1f"><title>gate ≤ %s</title></line>`,
+			padL, Y(g), padL+innerW, Y(g), num(g))
+	}
+	legend := 0
 	for i, s := range p.Series {
 		c := palette[i%len(palette)]
 		pts := append([]Point(nil), s.Points...)
@@ -189,17 +315,51 @@ func (p *Plot) lineSVG() string {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, c, strings.Join(path, " "))
 		for _, pt := range pts {
 			if pt.Lo != 0 || pt.Hi != 0 {
-				fmt.Fprintf(&b, `<line stroke="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c, X(pt.X), Y(pt.Lo), X(pt.X), Y(pt.Hi))
+				fmt.Fprintf(&b, `<line class="whisker" stroke="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c, X(pt.X), Y(pt.Lo), X(pt.X), Y(pt.Hi))
 			}
-			fmt.Fprintf(&b, `<circle class="pt" fill="%s" cx="%.1f" cy="%.1f" r="%.1f"><title>%s: %s = %s</title></circle>`,
-				c, X(pt.X), Y(pt.Y), pointRadius, html.EscapeString(s.Name), num(pt.X), num(pt.Y))
+			circle(&b, c, X(pt.X), Y(pt.Y), pt, fmt.Sprintf("%s: %s = %s", s.Name, human(pt.X), sc.value(pt.Y)))
 		}
-		ly := padT + 14*i
+		ly := padT + 14*legend
+		legend++
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text class="legend" x="%d" y="%d">%s</text>`,
 			padL+innerW+12, ly, c, padL+innerW+26, ly+9, html.EscapeString(s.Name))
 	}
+	if hollow(p) {
+		ly := padT + 14*legend
+		legend++
+		fmt.Fprintf(&b, `<circle fill="#fff" stroke="#555" stroke-width="1.5" cx="%d" cy="%d" r="4"/><text class="legend" x="%d" y="%d">reported, not gated</text>`,
+			padL+innerW+17, ly+5, padL+innerW+26, ly+9)
+	}
+	// Each gate in the legend, with the series it holds.
+	for _, g := range p.gates() {
+		var names []string
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				if pt.Gate == g {
+					names = append(names, s.Name)
+					break
+				}
+			}
+		}
+		ly := padT + 14*legend
+		legend++
+		fmt.Fprintf(&b, `<line class="gate" x1="%d" y1="%d" x2="%d" y2="%d"/><text class="legend" x="%d" y="%d">gate ≤ %s: %s</text>`,
+			padL+innerW+10, ly+5, padL+innerW+22, ly+5, padL+innerW+26, ly+9, num(g), html.EscapeString(strings.Join(names, ", ")))
+	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// hollow reports whether any of the plot's points is reported-only.
+func hollow(p *Plot) bool {
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			if pt.Reported {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (p *Plot) dotSVG() string {
@@ -228,44 +388,75 @@ func (p *Plot) dotSVG() string {
 			}
 		}
 	}
+	// The label column is as wide as its longest label (within reason).
+	longest := 0
+	for _, pt := range rows {
+		longest = max(longest, len([]rune(rowLabel(pt))))
+	}
+	padDot := int(math.Min(plotW*0.45, math.Max(120, charW*float64(longest)+24)))
+	innerDot := plotW - padDot - dotPadR
 	top := padT
-	if len(p.Series) > 1 {
-		top += 16 // a legend line: which colour is which series
+	legend := len(p.Series) > 1 || hollow(p) || len(p.gates()) > 0
+	if legend {
+		top += 16 // a legend line: which colour is which series, hollow, gate
 	}
 	h := top + dotRowH*len(rows) + padB
 	var b strings.Builder
 	p.header(&b, plotW, h)
-	if len(p.Series) > 1 {
+	if legend {
 		x := 10
-		for i, s := range p.Series {
-			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text class="legend" x="%d" y="%d">%s</text>`,
-				x, padT-4, palette[i%len(palette)], x+14, padT+5, html.EscapeString(s.Name))
-			x += 24 + 7*len(s.Name)
+		if len(p.Series) > 1 {
+			for i, s := range p.Series {
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text class="legend" x="%d" y="%d">%s</text>`,
+					x, padT-4, palette[i%len(palette)], x+14, padT+5, html.EscapeString(s.Name))
+				x += 24 + int(charW*float64(len([]rune(s.Name))))
+			}
+		}
+		if hollow(p) {
+			fmt.Fprintf(&b, `<circle fill="#fff" stroke="#555" stroke-width="1.5" cx="%d" cy="%d" r="4"/><text class="legend" x="%d" y="%d">reported, not gated</text>`,
+				x+5, padT+1, x+14, padT+5)
+			x += 150
+		}
+		if len(p.gates()) > 0 {
+			fmt.Fprintf(&b, `<line class="gate" x1="%d" y1="%d" x2="%d" y2="%d"/><text class="legend" x="%d" y="%d">the case's gate</text>`,
+				x+4, padT-5, x+4, padT+7, x+12, padT+5)
 		}
 	}
-	lo, hi := p.yRange()
-	X := func(v float64) float64 { return dotPadL + (v-lo)/(hi-lo)*dotInnerW }
+	lo, hi := p.valueRange()
+	sc := scaleFor(p.Unit, math.Max(math.Abs(lo), math.Abs(hi)))
+	X := func(v float64) float64 { return float64(padDot) + (v-lo)/(hi-lo)*float64(innerDot) }
 	bottom := top + dotRowH*len(rows)
-	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, dotPadL, bottom, dotPadL+dotInnerW, bottom)
-	for _, v := range ticks(lo, hi) {
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padDot, bottom, padDot+innerDot, bottom)
+	for _, v := range sc.ticks(lo, hi) {
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-			X(v), top, X(v), bottom, X(v), bottom+15, num(v))
+			X(v), top, X(v), bottom, X(v), bottom+15, sc.label(v))
 	}
-	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, dotPadL+dotInnerW/2, h-8, html.EscapeString(p.YLabel))
+	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, padDot+innerDot/2, h-8, html.EscapeString(sc.unit))
 	if p.Ref != 0 {
 		fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), top, X(p.Ref), bottom)
 	}
 	for i, pt := range rows {
 		y := float64(top + dotRowH*i + dotRowH/2)
 		if i == 0 || rows[i-1].Label != pt.Label { // a before/after pair shares its label
-			fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, dotPadL-8, y+4, html.EscapeString(pt.Label))
+			fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padDot-8, y+4, html.EscapeString(rowLabel(pt)))
+		}
+		if pt.Gate != 0 {
+			fmt.Fprintf(&b, `<line class="gate" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>gate ≤ %s</title></line>`,
+				X(pt.Gate), y-dotRowH/2+2, X(pt.Gate), y+dotRowH/2-2, num(pt.Gate))
 		}
 		if pt.Lo != 0 || pt.Hi != 0 {
-			fmt.Fprintf(&b, `<line stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, colors[i], X(pt.Lo), y, X(pt.Hi), y)
+			fmt.Fprintf(&b, `<line class="whisker" stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, colors[i], X(pt.Lo), y, X(pt.Hi), y)
 		}
-		fmt.Fprintf(&b, `<circle class="pt" fill="%s" cx="%.1f" cy="%.1f" r="%.1f"><title>%s = %s</title></circle>`,
-			colors[i], X(pt.Y), y, pointRadius, html.EscapeString(pt.Label), num(pt.Y))
+		circle(&b, colors[i], X(pt.Y), y, pt, pt.Label+" = "+sc.value(pt.Y))
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// rowLabel is a dot chart row's label: a reported-only figure says so.
+func rowLabel(pt Point) string {
+	if pt.Reported {
+		return pt.Label + " (reported)"
+	}
+	return pt.Label
 }

@@ -30,23 +30,29 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}h3{font-size:1.05em}
 table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #eee;text-align:left}
 td.n{text-align:right}.pass{color:#186a18}.fail{color:#b00020;font-weight:bold}.skip{color:#8a6d00}
-pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}pre .hint{color:#b00020;font-weight:bold}
-svg.plot{margin:6px 12px 6px 0;border:1px solid #ddd;background:#fff}
+pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}pre .hint{color:#b00020;font-weight:bold}
+svg.plot{display:block;box-sizing:border-box;width:100%;max-width:1400px;height:auto;margin:8px 0;border:1px solid #ddd;background:#fff}
 svg .title{font-weight:bold;font-size:13px}svg .tick,svg .legend{font-size:11px}svg .label{font-size:12px}
 svg .axis{stroke:#333}svg .grid{stroke:#eee}svg .ref{stroke:#888;stroke-dasharray:4 3}
+svg .gate{stroke:#b00020;stroke-width:1.5;stroke-dasharray:6 3}
+.reported{color:#1f5fa8;font-weight:bold}
 </style></head><body>
 <h1>fsnsuite report</h1>
 `)
 	if cmp := Compare(runs); len(cmp) > 0 {
-		b.WriteString("<h2>Before and after</h2>\n<p>Each perf figure of the first run beside the same figure of the others, with its interval.</p>\n<div>")
+		b.WriteString("<h2>Before and after</h2>\n<p>Each perf figure of the first run beside the same figure of the others, with its interval")
+		for i, r := range runs {
+			fmt.Fprintf(&b, "; run %d: %s", i+1, esc(RunLabel(r)))
+		}
+		b.WriteString(".</p>\n<div>")
 		for _, p := range cmp {
 			b.WriteString(p.SVG())
 			b.WriteString("\n")
 		}
 		b.WriteString("</div>\n")
 	}
-	for _, r := range runs {
-		writeRun(&b, r)
+	for i, r := range runs {
+		writeRun(&b, i+1, r)
 	}
 	b.WriteString(`<script>
 // A self-check for readers and the browser test: every plot must draw as
@@ -67,25 +73,35 @@ document.body.setAttribute("data-plot-check",bad.length?"missing points: "+bad.j
 
 func esc(s string) string { return html.EscapeString(s) }
 
-func writeRun(b *strings.Builder, r *runner.Results) {
+func writeRun(b *strings.Builder, n int, r *runner.Results) {
 	in := r.Info
-	fmt.Fprintf(b, "<h2>%s: kernel %s (%s) on %s</h2>\n<p>started %s, %s; results in <code>%s</code></p>\n",
-		esc(orDash(in.Suite)), esc(orDash(in.Kernel)), esc(orDash(in.Arch)), esc(orDash(in.Host)),
+	fmt.Fprintf(b, "<h2>Run %d: %s</h2>\n<p>%s: kernel %s (%s) on %s, started %s, %s; results in <code>%s</code></p>\n",
+		n, esc(RunLabel(r)), esc(orDash(in.Suite)), esc(orDash(in.Kernel)), esc(orDash(in.Arch)), esc(orDash(in.Host)),
 		esc(in.Start.Format(time.RFC3339)), (time.Duration(in.Seconds * 1e9)).Round(100*time.Millisecond), esc(r.Dir))
 
-	b.WriteString("<table><tr><th>binary</th><th>verdict</th><th>pass</th><th>fail</th><th>skip</th><th>time</th><th>reason</th></tr>\n")
+	b.WriteString("<table><tr><th>binary</th><th>verdict</th><th>pass</th><th>reported</th><th>fail</th><th>skip</th><th>time</th><th>reason</th></tr>\n")
 	for _, bin := range r.Root.Children {
 		c := bin.Counts()
 		fails := c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
-		fmt.Fprintf(b, `<tr><td>%s</td><td class="%s">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%.1fs</td><td>%s</td></tr>`+"\n",
+		rep := 0
+		bin.Walk(func(_ []string, l *tap.Node) {
+			if _, ok := l.ReportedOnly(); ok {
+				rep++
+			}
+		})
+		fmt.Fprintf(b, `<tr><td>%s</td><td class="%s">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%.1fs</td><td>%s</td></tr>`+"\n",
 			esc(bin.Key()), runner.ResultWord(bin.Status), strings.ToUpper(bin.Status.String()),
-			c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], fails, c[tap.StatusSkip], bin.Duration.Seconds(), esc(bin.Reason))
+			c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo]-rep, rep, fails, c[tap.StatusSkip], bin.Duration.Seconds(), esc(bin.Reason))
 	}
 	b.WriteString("</table>\n")
 
-	var failed []runner.Leaf
+	var failed, reported []runner.Leaf
 	skips := map[string][]string{}
 	for _, l := range runner.Leaves(r.Root) {
+		if _, ok := l.Node.ReportedOnly(); ok {
+			reported = append(reported, l)
+			continue
+		}
 		switch {
 		case l.Node.Status.Failed() || (l.Node == l.Binary && l.Binary.Status.Failed()):
 			failed = append(failed, l)
@@ -124,6 +140,14 @@ func writeRun(b *strings.Builder, r *runner.Results) {
 		}
 		b.WriteString("</table>\n")
 	}
+	if len(reported) > 0 {
+		fmt.Fprintf(b, "<h3>Reported, not gated (%d)</h3>\n<p>These cases measured without a threshold: their setup held and nothing failed, but no gate decided them, so they are not passes.</p>\n<table><tr><th>case</th><th>verdict</th><th>figures</th></tr>\n", len(reported))
+		for _, l := range reported {
+			text, _ := l.Node.ReportedOnly()
+			fmt.Fprintf(b, `<tr><td>%s</td><td class="reported">REPORTED</td><td>%s</td></tr>`+"\n", esc(l.Path), esc(text))
+		}
+		b.WriteString("</table>\n")
+	}
 	plots := Plots(r.Root)
 	if len(plots) > 0 {
 		b.WriteString("<h3>Perf measurements</h3>\n<div>")
@@ -156,12 +180,17 @@ func Plots(root *tap.Node) []*Plot {
 	for _, bin := range root.Children {
 		curves := map[string]*Plot{} // by series family + unit
 		var order []string
-		dots := &Plot{Title: bin.Key() + ": ratio (measured / base) with its interval", YLabel: "ratio", Dots: true, Ref: 1}
+		dots := &Plot{Title: bin.Key() + ": ratio (measured / base) with its interval", Unit: "ratio", Dots: true, Ref: 1}
 		dotSeries := Series{Name: "ratio"}
 		bin.WalkKeys(func(path []string, l *tap.Node) {
 			ms := l.Measurements()
 			if len(ms) == 0 {
 				return
+			}
+			gates := l.Gates()
+			_, reported := l.ReportedOnly()
+			point := func(x float64, label string, m tap.Measurement) Point {
+				return Point{X: x, Label: label, Y: m.Value, Lo: m.Lo, Hi: m.Hi, Gate: gates[m.Name], Reported: reported && m.Unit == "ratio"}
 			}
 			name := strings.Join(path, ".")
 			fs := ""
@@ -172,7 +201,7 @@ func Plots(root *tap.Node) []*Plot {
 			if m == nil {
 				for _, x := range ms {
 					if x.Name == "ratio" { // the gated metric's ratio
-						dotSeries.Points = append(dotSeries.Points, Point{Label: strings.Join(path, ".") + suffix(x.Name), Y: x.Value, Lo: x.Lo, Hi: x.Hi})
+						dotSeries.Points = append(dotSeries.Points, point(0, strings.Join(path, ".")+suffix(x.Name), x))
 					}
 				}
 				return
@@ -191,8 +220,15 @@ func Plots(root *tap.Node) []*Plot {
 				}
 				// One plot per unit (and filesystem): the conditions of
 				// every family side by side, so "none", "other" and "watch"
-				// share the axes; ratios are per family.
+				// share the axes; ratios are per family, the gated ones
+				// apart from those reported only, whose axis would squash
+				// the gated ones against their gates.
 				key := fs + "|" + x.Unit
+				what := x.Unit
+				if x.Unit == "ratio" && reported {
+					key += "|reported"
+					what = "ratio (reported, not gated)"
+				}
 				p := curves[key]
 				if p == nil {
 					xl := "size"
@@ -202,7 +238,7 @@ func Plots(root *tap.Node) []*Plot {
 					case "p":
 						xl = "workers (p)"
 					}
-					p = &Plot{Title: fmt.Sprintf("%s%s: %s against %s", bin.Key(), fs, x.Unit, xl), XLabel: xl, YLabel: x.Unit}
+					p = &Plot{Title: fmt.Sprintf("%s%s: %s against %s", bin.Key(), fs, what, xl), XLabel: xl, Unit: x.Unit}
 					if x.Unit == "ratio" {
 						p.Ref = 1
 					}
@@ -223,7 +259,7 @@ func Plots(root *tap.Node) []*Plot {
 					p.Series = append(p.Series, Series{Name: sname})
 					idx = len(p.Series) - 1
 				}
-				p.Series[idx].Points = append(p.Series[idx].Points, Point{X: size, Label: name, Y: x.Value, Lo: x.Lo, Hi: x.Hi})
+				p.Series[idx].Points = append(p.Series[idx].Points, point(size, name, x))
 			}
 		})
 		for _, k := range order {
@@ -258,10 +294,15 @@ func maxX(p *Plot) float64 {
 	return m
 }
 
-// runLabel names a run in a comparison: its kernel, or its directory.
-func runLabel(r *runner.Results) string {
-	if r.Info.Kernel != "" {
-		return r.Info.Kernel
+// RunLabel names a run: its Label (fsnsuite report -label), else its
+// kernel and its results directory, "6.18.0 (results/a)", so that two runs
+// on one kernel (a patch and its base built alike) stay apart.
+func RunLabel(r *runner.Results) string {
+	switch {
+	case r.Label != "":
+		return r.Label
+	case r.Info.Kernel != "":
+		return r.Info.Kernel + " (" + r.Dir + ")"
 	}
 	return r.Dir
 }
@@ -275,13 +316,20 @@ func Compare(runs []*runner.Results) []*Plot {
 		return nil
 	}
 	type key struct{ bin, unit string }
-	figs := make([]map[string]tap.Measurement, len(runs)) // per run: "bin|path|name" -> figure
+	type fig struct {
+		m        tap.Measurement
+		gate     float64
+		reported bool
+	}
+	figs := make([]map[string]fig, len(runs)) // per run: "bin|path|name" -> figure
 	for i, r := range runs {
-		figs[i] = map[string]tap.Measurement{}
+		figs[i] = map[string]fig{}
 		for _, bin := range r.Root.Children {
 			bin.WalkKeys(func(path []string, l *tap.Node) {
+				gates := l.Gates()
+				_, reported := l.ReportedOnly()
 				for _, m := range l.Measurements() {
-					figs[i][bin.Key()+"|"+strings.Join(path, ".")+"|"+m.Name] = m
+					figs[i][bin.Key()+"|"+strings.Join(path, ".")+"|"+m.Name] = fig{m, gates[m.Name], reported && m.Unit == "ratio"}
 				}
 			})
 		}
@@ -300,23 +348,23 @@ func Compare(runs []*runner.Results) []*Plot {
 	var order []key
 	for _, k := range keys {
 		parts := strings.SplitN(k, "|", 3)
-		m0 := figs[0][k]
+		m0 := figs[0][k].m
 		pk := key{parts[0], m0.Unit}
 		p := plots[pk]
 		if p == nil {
-			p = &Plot{Title: fmt.Sprintf("%s: %s, run by run", parts[0], m0.Unit), YLabel: m0.Unit, Dots: true, Interleave: true}
+			p = &Plot{Title: fmt.Sprintf("%s: %s, run by run", parts[0], m0.Unit), Unit: m0.Unit, Dots: true, Interleave: true}
 			if m0.Unit == "ratio" {
 				p.Ref = 1
 			}
 			for i, r := range runs {
-				p.Series = append(p.Series, Series{Name: fmt.Sprintf("run %d: %s", i+1, runLabel(r))})
+				p.Series = append(p.Series, Series{Name: fmt.Sprintf("run %d: %s", i+1, RunLabel(r))})
 			}
 			plots[pk] = p
 			order = append(order, pk)
 		}
 		for i := range runs {
-			if m, ok := figs[i][k]; ok {
-				p.Series[i].Points = append(p.Series[i].Points, Point{Label: parts[1] + " " + parts[2], Y: m.Value, Lo: m.Lo, Hi: m.Hi})
+			if f, ok := figs[i][k]; ok {
+				p.Series[i].Points = append(p.Series[i].Points, Point{Label: parts[1] + " " + parts[2], Y: f.m.Value, Lo: f.m.Lo, Hi: f.m.Hi, Gate: f.gate, Reported: f.reported})
 			}
 		}
 	}

@@ -48,6 +48,12 @@ func sampleRun(t *testing.T) *runner.Results {
 			for _, m := range ms {
 				fmt.Fprintf(&scale, "echo '# %s'\n", m)
 			}
+			// "other" is gated at 1.05; "watch" is reported, not gated.
+			if cond == "other" {
+				fmt.Fprintf(&scale, "echo '# %s'\n", tap.Gate{Name: "ratio", Max: 1.05})
+			} else {
+				fmt.Fprintf(&scale, "echo '# reported, not gated: ratio %.4f'\n", v/none)
+			}
 			fmt.Fprintf(&scale, "echo 'ok %d %s_none_n%d'\n", n, cond, c)
 		}
 	}
@@ -63,7 +69,8 @@ echo 'not ok 3 delete.tmpfs'
 exit 1
 `),
 		write("perf_parent_write", fmt.Sprintf("echo 1..%d\n%s", n, scale.String())),
-		write("perf_open_path", "echo 1..2\necho '# measurement: ratio 1.01 ratio [1.0,1.02]'\necho 'ok 1 other_watch.tmpfs'\necho '# measurement: ratio 1.2 ratio [1.1,1.3]'\necho 'ok 2 parent_watch.tmpfs'\n"),
+		write("perf_open_path", "echo 1..2\necho '# measurement: ratio 1.01 ratio [1.0,1.02]'\necho '# gate: ratio <= 1.03'\necho 'ok 1 other_watch.tmpfs'\n"+
+			"echo '# measurement: ratio 1.2 ratio [1.1,1.3]'\necho '# reported, not gated: ratio 1.2000 [1.1000,1.3000]'\necho 'ok 2 parent_watch.tmpfs'\n"),
 	}
 	res := filepath.Join(dir, "results")
 	_, err := runner.Run(context.Background(), bins, runner.Options{ResultsDir: res, Timeout: 10 * time.Second})
@@ -86,18 +93,37 @@ func TestReport(t *testing.T) {
 	}
 	// Self-contained: nothing is fetched.
 	assert.Check(t, !regexp.MustCompile(`(src|href)=`).MatchString(page))
-	// Plots: ns/op and ratio curves for the scaling family, a dot chart for the ratios.
+	// Plots: ns/op and ratio curves for the scaling family (the gated
+	// ratios apart from the reported ones), a dot chart for the ratios.
 	plots := svgRE.FindAllStringSubmatch(page, -1)
-	assert.Equal(t, len(plots), 3, "plots: %d", len(plots))
+	assert.Equal(t, len(plots), 4, "plots: %d", len(plots))
 	for _, p := range plots {
 		want, _ := strconv.Atoi(p[1])
 		assert.Check(t, want > 0)
 		assert.Equal(t, strings.Count(p[2], `<circle class="pt"`), want)
 	}
-	// 3 sizes x (none twice, other, watch) in ns/op; 3 sizes x 2 ratios; 2 dots.
+	// 3 sizes x (none twice, other, watch) in ns/op; 3 gated ratios, 3
+	// reported ones; 2 dots.
 	assert.Equal(t, plots[0][1], "12")
-	assert.Equal(t, plots[1][1], "6")
-	assert.Equal(t, plots[2][1], "2")
+	assert.Equal(t, plots[1][1], "3")
+	assert.Equal(t, plots[2][1], "3")
+	assert.Equal(t, plots[3][1], "2")
+	assert.Check(t, is.Contains(plots[2][2], "ratio (reported, not gated) against clients (n)"))
+	assert.Check(t, !strings.Contains(plots[2][2], `class="gate"`), "no gate on a reported-only plot")
+	// ns/op reads in µs on an axis from 0; the sizes are human.
+	assert.Check(t, is.Contains(plots[0][2], `>µs/op</text>`))
+	assert.Check(t, is.Contains(plots[0][2], `text-anchor="end">0</text>`), "an absolute axis starts at 0")
+	// Every gated ratio plot draws its gate; a reported-only case is no pass.
+	assert.Check(t, is.Contains(plots[1][2], `<line class="gate"`))
+	assert.Check(t, is.Contains(plots[1][2], "gate ≤ 1.05: other_none ratio"))
+	assert.Check(t, is.Contains(plots[3][2], `<line class="gate"`))
+	assert.Check(t, is.Contains(plots[3][2], "parent_watch.tmpfs (reported)"))
+	assert.Check(t, is.Contains(page, `<tr><td>perf_open_path.parent_watch.tmpfs</td><td class="reported">REPORTED</td><td>ratio 1.2000 [1.1000,1.3000]</td></tr>`))
+	assert.Check(t, is.Contains(page, `<h3>Reported, not gated (4)</h3>`))
+	// The binary table counts them apart: perf_open_path 1 pass, 1 reported.
+	assert.Check(t, is.Contains(page, `<tr><td>perf_open_path</td><td class="pass">PASS</td><td class="n">1</td><td class="n">1</td>`))
+	// A run is named by its kernel and directory.
+	assert.Check(t, is.Contains(page, "<h2>Run 1: "+r.Info.Kernel+" ("+r.Dir+")</h2>"))
 	if dir := os.Getenv("FSNSUITE_REPORT_OUT"); dir != "" {
 		assert.NilError(t, os.WriteFile(filepath.Join(dir, "report.html"), buf.Bytes(), 0o644))
 	}
@@ -118,7 +144,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Skip("chromium not installed (Debian's chromium: scripts/deps.sh --report installs it)")
 	}
 	// By hand on a real run: FSNSUITE_RESULTS=results/latest.
-	r, plots := sampleRun(t), "3"
+	r, plots := sampleRun(t), "4"
 	if res := os.Getenv("FSNSUITE_RESULTS"); res != "" {
 		var err error
 		r, err = runner.LoadResults(res)
@@ -186,8 +212,11 @@ func TestCompare(t *testing.T) {
 	}
 	// Rows come in pairs, run 1 then run 2, sharing one label.
 	rows := plots[0].SVG()
-	assert.Check(t, is.Contains(rows, "run 1: 6.18.0"))
-	assert.Check(t, is.Contains(rows, "run 2: 6.18.0-patched"))
+	assert.Check(t, is.Contains(rows, "run 1: 6.18.0 ("+before.Dir+")"))
+	assert.Check(t, is.Contains(rows, "run 2: 6.18.0-patched ("+after.Dir+")"))
+	assert.Check(t, is.Contains(rows, `<line class="gate"`), "the gate of other_watch")
+	after.Label = "patched"
+	assert.Check(t, is.Contains(Compare([]*runner.Results{before, after})[0].SVG(), "run 2: patched"))
 	assert.Equal(t, strings.Count(rows, `text-anchor="end">other_watch.tmpfs ratio<`), 1, "one label per pair")
 	var buf bytes.Buffer
 	assert.NilError(t, Write(&buf, []*runner.Results{before, after}))
