@@ -181,7 +181,13 @@ func Main(s Suite) {
 	os.Exit(run(s, os.Args[1:]))
 }
 
+// run runs the binary with args and returns its exit status.
 func run(s Suite, args []string) int {
+	out := &stdoutWriter{w: os.Stdout}
+	return runTo(s, args, out)
+}
+
+func runTo(s Suite, args []string, out io.Writer) int {
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	registerFlags(fs)
 	if s.Flags != nil {
@@ -245,10 +251,10 @@ func run(s Suite, args []string) int {
 	}
 	if Opts.List {
 		for _, in := range selected {
-			fmt.Println(in.name)
+			fmt.Fprintln(out, in.name)
 			if Opts.Subtests {
 				for _, sub := range in.c.Subtests {
-					fmt.Println("    " + sub)
+					fmt.Fprintln(out, "    "+sub)
 				}
 			}
 		}
@@ -259,7 +265,7 @@ func run(s Suite, args []string) int {
 	if fixture.InPrivateNamespace() {
 		return runCaseProcess(&s, selected, format)
 	}
-	w := tap.NewWriter(os.Stdout, format)
+	w := tap.NewWriter(out, format)
 	if len(selected) == 0 {
 		w.Version()
 		w.SkipAll(fmt.Sprintf("no case matches -run %s", Opts.Run))
@@ -270,7 +276,7 @@ func run(s Suite, args []string) int {
 		w.SkipAll("requires root")
 		return Opts.conv.Skip()
 	}
-	return supervise(&s, selected, w)
+	return supervise(&s, selected, w, out)
 }
 
 // usageError prints one line about a bad command line and returns the usage

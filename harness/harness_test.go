@@ -174,6 +174,32 @@ func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
 }
 
+// A case process that is stopped (SIGSTOP) cannot time itself out: the
+// supervisor kills it caseKillGrace (5 s) after the case's deadline and
+// reports that case TIMEOUT, saying the process was stopped; the next case
+// runs in a fresh process. A case with declared subtests keeps its leaves.
+func TestStoppedCaseProcessCostsOneCase(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(stop_self|stop_in_subtest|after)$", "-timeout", "500ms")
+	assert.Equal(t, r.code, 1, r.stdout)
+	assert.Check(t, is.Contains(r.stdout, "1..3\n"))
+	assert.Check(t, is.Contains(r.stdout, "# stop_self: no result "))
+	assert.Check(t, is.Contains(r.stdout, "(deadline 0.5 s + 5 s grace): case process stopped (state T); the supervisor killed it (SIGKILL)"))
+	assert.Check(t, is.Contains(r.stdout, "not ok 1 stop_self # TIMEOUT 0.5 seconds\n"))
+	want := `    # Subtest: stop_in_subtest
+    1..3
+    ok 1 one
+    # two: the supervisor killed the case process while this subtest ran
+    ok 2 two # SKIP not run: the supervisor killed the case process during stop_in_subtest
+    ok 3 three # SKIP not run: the supervisor killed the case process during stop_in_subtest
+not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
+`
+	assert.Check(t, is.Contains(r.stdout, want))
+	assert.Check(t, is.Contains(r.stdout, "\nok 3 after\n"))
+	// Two deadlines and two graces, and not much more.
+	assert.Check(t, r.elapsed >= 11*time.Second && r.elapsed < 20*time.Second, "took %v", r.elapsed)
+}
+
 // A case with declared subtests that crashes its process keeps its leaves
 // (CI history keys on them), as a timed-out case does: the subtests that
 // ended as they ended, the one running and the later ones skipped as not run.
