@@ -181,10 +181,25 @@ func Main(s Suite) {
 	os.Exit(run(s, os.Args[1:]))
 }
 
-// run runs the binary with args and returns its exit status.
+// run runs the binary with args and returns its exit status. A stream that
+// could not be written whole to stdout is never a pass: one line on stderr
+// names the error, and the status is the convention's broken one
+// (exitcode.OutputLost: 1, or LTP's 2).
 func run(s Suite, args []string) int {
 	out := &stdoutWriter{w: os.Stdout}
-	return runTo(s, args, out)
+	code := runTo(s, args, out)
+	if err := out.Err(); err != nil {
+		what := "the TAP stream"
+		if Opts.List {
+			what = "the case list"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on stdout is incomplete: %v\n", s.Name, what, err)
+		if code == exitcode.Usage {
+			return code // a bad command line says so itself
+		}
+		return exitcode.OutputLost(Opts.conv)
+	}
+	return code
 }
 
 func runTo(s Suite, args []string, out io.Writer) int {

@@ -255,6 +255,34 @@ func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {
 	assert.Assert(t, !fixture.ProcessAlive(inner), "case process %d outlived its supervisor", inner)
 }
 
+// A stream that cannot be written (stdout is /dev/full) is never a pass:
+// one line on stderr names the error, and the status is 1 (kselftest has no
+// "broken") or LTP's 2 (broken); -list says the same of the case list.
+func TestUnwritableStdoutIsNotAPass(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		what string
+	}{
+		{[]string{"-run", "^pass$"}, 1, "the TAP stream"},
+		{[]string{"-run", "^pass$", "-exit", "ltp"}, 2, "the TAP stream"},
+		{[]string{"-list"}, 1, "the case list"},
+	} {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		assert.NilError(t, err)
+		cmd := exec.Command(harnessBin, tc.args...)
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &errb
+		err = cmd.Run()
+		full.Close()
+		var ee *exec.ExitError
+		assert.Assert(t, errors.As(err, &ee), "args %v: %v", tc.args, err)
+		assert.Equal(t, ee.ExitCode(), tc.code, "args %v; stderr %q", tc.args, errb.String())
+		assert.Equal(t, errb.String(), "harnessbin: "+tc.what+" on stdout is incomplete: write /dev/stdout: no space left on device\n", "args %v", tc.args)
+	}
+}
+
 // Bad command lines: one line on stderr pointing at -h, exit 2.
 func TestUsageErrorsAreOneLine(t *testing.T) {
 	for _, args := range [][]string{{"-bogus"}, {"-exit", "bogus"}, {"-timeout", "-1s"}, {"-format", "xml"}, {"stray"}} {

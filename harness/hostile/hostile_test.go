@@ -104,7 +104,10 @@ func TestHostile(t *testing.T) {
 	var rows []row
 	start := time.Now()
 	only := regexp.MustCompile(*condFlag)
-	for _, c := range append(conditions(permkill), stoppedConditions()...) {
+	all := conditions(permkill)
+	all = append(all, stoppedConditions()...)
+	all = append(all, outputConditions()...)
+	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue
 		}

@@ -108,6 +108,10 @@ type Report struct {
 	// WriteErr is the first write to the results directory that failed (a
 	// full or failing disk): the run went on, its files are incomplete.
 	WriteErr error
+	// StdoutErr is the first write of the merged stream to Options.Out that
+	// failed (a full disk, a reader that went away: fsnsuite | head): the
+	// stream there is incomplete; the results directory has it whole.
+	StdoutErr error
 	// Info is where and when the run happened (run.json).
 	Info RunInfo
 }
@@ -135,9 +139,9 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	bins = Order(bins)
 	start := time.Now()
 	rep := &Report{ResultsDir: opt.ResultsDir}
-	errs := &writeErrors{log: opt.Log}
+	errs := &writeErrors{log: opt.Log, resultsDir: opt.ResultsDir}
 	opt.errs = errs
-	out := io.Writer(newSink(opt.Out, "the merged stream to stdout", errs))
+	out := io.Writer(newStdoutSink(opt.Out, errs))
 	var tapFile *os.File
 	if opt.ResultsDir != "" {
 		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
@@ -228,7 +232,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 			errs.add("results directory", err)
 		}
 	}
-	rep.WriteErr = errs.err()
+	rep.WriteErr, rep.StdoutErr = errs.errs()
 	return rep, nil
 }
 
