@@ -107,6 +107,7 @@ func TestHostile(t *testing.T) {
 	all := conditions(permkill)
 	all = append(all, stoppedConditions()...)
 	all = append(all, outputConditions()...)
+	all = append(all, badResultsConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,4 +123,35 @@ func lastLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// badResultsConditions: fsnsuite export and report refuse a results.json
+// that is not a results document (issue 22 item 3): exit 2, one line naming
+// the file and what is wrong, no output.
+func badResultsConditions() []condition {
+	return []condition{{name: "bad_results_json", run: func(h *h) []string {
+		var p []string
+		run := `{"suite":"fsnsuite","kernel":"6.1.0","arch":"x86_64","host":"h","start":"2026-01-02T03:04:05Z","seconds":1}`
+		for i, doc := range []string{`null`, `{}`, `{"binaries":5}`, `[]`, `{"version":"TAP version 13","plan":3,"children":[{"name":"a","status":"pass"}]}`} {
+			dir := filepath.Join(h.tmp, fmt.Sprintf("r%d", i))
+			os.Mkdir(dir, 0o755)
+			if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(doc), 0o644); err != nil {
+				return []string{"setup: " + err.Error()}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(run), 0o644); err != nil {
+				return []string{"setup: " + err.Error()}
+			}
+			html := filepath.Join(h.tmp, fmt.Sprintf("r%d.html", i))
+			for _, args := range [][]string{{"export", "-kcidb", dir}, {"report", dir, "-o", html}} {
+				r := h.run(30*time.Second, nil, h.binary("fsnsuite"), args...)
+				p = append(p, want(!r.hung && r.code == 2, "exit: fsnsuite %s of results.json %s: status %d, want 2", args[0], doc, r.code)...)
+				p = append(p, want(r.stdout == "", "false pass: fsnsuite %s of results.json %s wrote %d bytes", args[0], doc, len(r.stdout))...)
+				p = append(p, want(strings.Count(r.stderr, "\n") == 1 && strings.Contains(r.stderr, filepath.Join(dir, "results.json")+": not a results document: "),
+					"unclear: fsnsuite %s of results.json %s: stderr %q, want one line naming the file and what is wrong", args[0], doc, r.stderr)...)
+			}
+			_, err := os.Stat(html)
+			p = append(p, want(err != nil, "false pass: fsnsuite report of results.json %s wrote %s", doc, html)...)
+		}
+		return p
+	}}}
 }

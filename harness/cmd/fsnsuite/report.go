@@ -45,7 +45,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 		r, err := runner.LoadResults(d)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
-			return exitcode.LTPBroken
+			return exitcode.Usage // not a results directory: bad input
 		}
 		runs = append(runs, r)
 	}
