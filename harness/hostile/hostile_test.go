@@ -108,6 +108,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, stoppedConditions()...)
 	all = append(all, outputConditions()...)
 	all = append(all, badResultsConditions()...)
+	all = append(all, usernsConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

@@ -23,13 +23,18 @@ const childLimit = 3
 // (fanotify_init(2): "Since Linux 5.13, users may call fanotify_init() without
 // the CAP_SYS_ADMIN capability"); the fanotify limits are per user since 5.13
 // too (fs.fanotify.max_user_groups, max_user_marks).
-var unprivFanotify = feature.New("unprivileged fanotify (FAN_REPORT_FID without CAP_SYS_ADMIN) and per-user fanotify limits", "5.13",
-	func() error {
-		if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); err != nil {
-			return fmt.Errorf("fs.fanotify.max_user_marks: %w", unix.ENOSYS)
-		}
-		return feature.Fanotify.Check()
-	})
+// Its probe checks fanotify as root first, so an EPERM names what that needs.
+var unprivFanotify = func() *feature.Feature {
+	f := feature.New("unprivileged fanotify (FAN_REPORT_FID without CAP_SYS_ADMIN) and per-user fanotify limits", "5.13",
+		func() error {
+			if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); err != nil {
+				return fmt.Errorf("fs.fanotify.max_user_marks: %w", unix.ENOSYS)
+			}
+			return feature.Fanotify.Check()
+		})
+	f.Privilege = "CAP_SYS_ADMIN in the initial user namespace, for the probe's privileged fanotify group"
+	return f
+}()
 
 var cases = []harness.Case{
 	{
