@@ -168,7 +168,7 @@ func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	assert.Equal(t, r.code, 1, r.stdout)
 	assert.Assert(t, is.Contains(r.stdout, "1..3\n"))
 	assert.Assert(t, is.Contains(r.stdout, "not ok 1 hang # TIMEOUT 0.5 seconds\n"))
-	assert.Assert(t, is.Contains(r.stdout, "# crash: the case process died (exit status 2) while this case ran"))
+	assert.Assert(t, is.Contains(r.stdout, "# crash: the case process died (exit status 2) while this case ran; its Go runtime crashed: panic: harnessbin: deliberate crash;"))
 	assert.Assert(t, is.Contains(r.stdout, "not ok 2 crash\n"))
 	assert.Assert(t, is.Contains(r.stdout, "ok 3 after\n"))
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
@@ -207,7 +207,7 @@ func TestCrashKeepsDeclaredLeaves(t *testing.T) {
 	requireRoot(t)
 	r := runBin(t, nil, "-run", "^(crash_in_subtest|after)$", "-timeout", "10s")
 	assert.Equal(t, r.code, 1, r.stdout)
-	want := `# crash_in_subtest: the case process died (exit status 2) while this case ran; its stderr has the details; the next case runs in a fresh process
+	want := `# crash_in_subtest: the case process died (exit status 2) while this case ran; its Go runtime crashed: panic: harnessbin: deliberate crash in a subtest; the next case runs in a fresh process
     # Subtest: crash_in_subtest
     1..4
     ok 1 one

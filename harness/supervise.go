@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
 	"golang.org/x/sys/unix"
@@ -40,8 +42,15 @@ import (
 // for it, procstate.go), and the case is reported TIMEOUT with what the
 // process was doing: a stopped case process costs one case too.
 
-// statusFD is the case process's end of the status pipe.
-const statusFD = 3
+// statusFD is the case process's end of the status pipe; crashFD the end
+// of the pipe the Go runtime also writes a crash report to
+// (debug.SetCrashOutput), so that a case process that dies of one (a
+// thread it could not create) is reported with its reason, not only in the
+// stderr no one reads.
+const (
+	statusFD = 3
+	crashFD  = 4
+)
 
 // killGrace is how long a case process has between a forwarded SIGTERM
 // (or SIGINT, SIGHUP) and SIGKILL.
@@ -98,6 +107,8 @@ type caseProcessEnd struct {
 	// killed says why the supervisor killed the process (a deadline it
 	// overran, and what the process was doing), "" when it did not.
 	killed string
+	// crash is the reason of the Go runtime crash that ended it, "" if none.
+	crash string
 }
 
 // subEnd is what the case process told of one declared subtest.
@@ -157,7 +168,11 @@ func supervise(s *Suite, sel []instance, w *tap.Writer, out io.Writer) int {
 				w.Diagf("%s: %s; its log died with it; the next case runs in a fresh process", in.name, end.killed)
 				writeLost(w, end.started, in, end.subs, timeoutResult(in.name), "the supervisor killed the case process", "the supervisor killed the case process while this subtest ran")
 			} else {
-				w.Diagf("%s: the case process died (%s) while this case ran; its stderr has the details; the next case runs in a fresh process", in.name, end.status)
+				why := "its stderr has the details"
+				if end.crash != "" {
+					why = end.crash
+				}
+				w.Diagf("%s: the case process died (%s) while this case ran; %s; the next case runs in a fresh process", in.name, end.status, why)
 				writeLost(w, end.started, in, end.subs, tap.Result{OK: false, Name: in.name}, "the case process died", "the case process died while this subtest ran")
 			}
 			counts[failed]++
@@ -183,7 +198,11 @@ func supervise(s *Suite, sel []instance, w *tap.Writer, out io.Writer) int {
 		}
 		if end.finished < next {
 			// Died before starting a case (it reports nothing): do not loop.
-			w.Diagf("%s: the case process ended (%s) before running case %d", s.Name, end.status, next+1)
+			why := ""
+			if end.crash != "" {
+				why = ": " + end.crash
+			}
+			w.Diagf("%s: the case process ended (%s) before running case %d%s", s.Name, end.status, next+1, why)
 			for i := next; i < len(sel); i++ {
 				w.Raw(tap.FormatResult(i+1, tap.Result{OK: false, Name: sel[i].name}))
 				counts[broken]++
@@ -280,6 +299,20 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 		return end, nil
 	}
 	defer r.Close()
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		wr.Close()
+		end.startErr = fmt.Errorf("crash pipe: %w", err)
+		return end, nil
+	}
+	crash := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(cr, 16<<10))
+		io.Copy(io.Discard, cr)
+		cr.Close()
+		crash <- b
+	}()
+	pids := procfail.ReadPids()
 	cmd := reexec.Command(fixture.Role, strconv.Itoa(first), os.Args[1:]...)
 	cmd.Args[0] = os.Args[0]
 	// Its stdout comes through the supervisor (caseOutput), which so knows
@@ -287,13 +320,14 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	// open (a case's helper) holds the supervisor WaitDelay at most.
 	cmd.Stdout, cmd.Stderr = end.output, os.Stderr
 	cmd.WaitDelay = 2 * time.Second
-	cmd.ExtraFiles = []*os.File{wr} // fd 3 == statusFD
+	cmd.ExtraFiles = []*os.File{wr, cw} // fd 3 == statusFD, fd 4 == crashFD
 	cmd.SysProcAttr = fixture.NamespaceAttr()
 	if Opts.noNamespace {
 		cmd.SysProcAttr.Unshareflags = 0
 	}
 	err = cmd.Start()
 	wr.Close()
+	cw.Close()
 	if err != nil {
 		end.startErr = fmt.Errorf("unshare(CLONE_NEWNS) and start: %w", err)
 		return end, nil
@@ -390,6 +424,24 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	} else if err != nil {
 		end.status = err.Error()
 	}
+	// Why it died, if it crashed: the crash report's reason (a panic's
+	// message; a runtime throw prints its reason before the report starts,
+	// on stderr only), and a pids.max that refused a fork or thread
+	// meanwhile, by the kernel's count.
+	var why []string
+	select {
+	case b := <-crash:
+		if c, ok := procfail.Crash(b); ok {
+			why = append(why, "its Go runtime crashed: "+c)
+		} else if len(bytes.TrimSpace(b)) > 0 {
+			why = append(why, "its Go runtime crashed (the reason is on stderr)")
+		}
+	case <-time.After(time.Second): // a grandchild holds the pipe: no report
+	}
+	if r := procfail.RefusedSince(pids); r != "" {
+		why = append(why, r)
+	}
+	end.crash = strings.Join(why, "; ")
 	return end, got
 }
 

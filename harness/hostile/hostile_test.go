@@ -109,6 +109,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, outputConditions()...)
 	all = append(all, badResultsConditions()...)
 	all = append(all, usernsConditions()...)
+	all = append(all, pidsConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

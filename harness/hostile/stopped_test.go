@@ -337,3 +337,93 @@ func freezers() []*freezer {
 	}
 	return out
 }
+
+// pidsConditions: a case whose actor cannot start says why (issue 22 item
+// 5: under pids.max 40, four cases failed with only "actor hello: EOF", the
+// cause "failed to create new OS thread (errno=11)" only on stderr).
+func pidsConditions() []condition {
+	return []condition{{name: "pids_limit", run: func(h *h) []string {
+		dir, undo, err := pidsCgroup()
+		if err != nil {
+			return []string{"setup: " + err.Error()}
+		}
+		p := pidsTrial(h, dir)
+		return append(p, undo()...)
+	}}}
+}
+
+// pidsTrial runs fanotify_perm's open_perm_allow_inode cases in the pids
+// cgroup dir under pids.max 16: the supervisor and the case process start
+// (8 or 9 threads each, measured), but an actor, mkfs or the case process's
+// next thread is refused. Every case that fails must name the limit, in its
+// own diagnostics or in the binary's line saying the case process died.
+func pidsTrial(h *h, dir string) []string {
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte("16"), 0); err != nil {
+		return []string{"setup: " + err.Error()}
+	}
+	r := h.run(60*time.Second, nil, "/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir, h.binary("fanotify_perm"), "-run", "^open_perm_allow_inode")
+	p := want(!r.hung, "hang: fanotify_perm under pids.max 16")
+	named := func(s string) bool { return strings.Contains(s, "pids.max 16") }
+	binaryLevel := false
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "# fanotify_perm: the case process ended") && named(l) {
+			binaryLevel = true
+		}
+	}
+	failed := 0
+	for _, c := range cases(r) {
+		if !c.Status.Failed() {
+			continue
+		}
+		failed++
+		d := strings.Join(c.Diagnostics, "\n")
+		p = append(p, want(named(d) || binaryLevel,
+			"unclear: %s failed under pids.max 16 without naming the pids limit: %q", c.Name, lastLines(d, 2))...)
+	}
+	return append(p, want(failed > 0, "setup: pids.max 16 refused nothing (exit %d)", r.code)...)
+}
+
+// pidsCgroup makes a cgroup of the pids controller (cgroup v1 "pids", or
+// cgroup v2 where the root delegates pids) and returns it with its undo:
+// wait for it to empty, then remove it.
+func pidsCgroup() (string, func() []string, error) {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	base := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		if !ok {
+			continue
+		}
+		pf, sf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(sf) < 3 || pf[3] != "/" {
+			continue
+		}
+		if sf[0] == "cgroup" && strings.Contains(","+sf[2]+",", ",pids,") {
+			base = pf[4]
+			break
+		}
+		if sf[0] == "cgroup2" && base == "" {
+			if c, err := os.ReadFile(filepath.Join(pf[4], "cgroup.subtree_control")); err == nil && strings.Contains(" "+string(c), " pids") {
+				base = pf[4]
+			}
+		}
+	}
+	if base == "" {
+		return "", nil, fmt.Errorf("no pids controller mounted (cgroup v1 pids, or cgroup v2 delegating pids)")
+	}
+	dir := filepath.Join(base, fmt.Sprintf("fsnsuite-hostile-pids-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	return dir, func() []string {
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			err := os.Remove(dir)
+			if err == nil {
+				return nil
+			}
+			if time.Now().After(end) {
+				return []string{fmt.Sprintf("leftover: cgroup %s: %v", dir, err)}
+			}
+		}
+	}, nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // childLimit is the limit set in the child namespace: small, so the case is
@@ -124,7 +125,7 @@ func checkLimit(t *harness.T, kind string) {
 		if errors.As(err, &en) && (en == unix.EPERM || en == unix.EINVAL || en == unix.ENOSPC || en == unix.EUSERS) {
 			t.Skipf("user namespaces unavailable: clone(CLONE_NEWUSER): %s (kernel without CONFIG_USER_NS, or user.max_user_namespaces reached)", unix.ErrnoName(en))
 		}
-		t.Fatalf("child in a new user namespace: %v; stderr: %s", err, errOut)
+		t.Fatalf("child in a new user namespace: %s", reexec.Failure(err, errOut))
 	}
 	var rep childReport
 	if err := json.Unmarshal(out, &rep); err != nil {
