@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/internal/oom"
 	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
@@ -132,6 +134,12 @@ func supervise(s *Suite, sel []instance, w *tap.Writer, out io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+
+	// Under the runner, take the oom_score_adj it gives binaries before
+	// forking anything (its own write comes just after it forked us).
+	if v, err := strconv.Atoi(os.Getenv(oom.EnvAdj)); err == nil {
+		_ = oom.Raise(0, v)
+	}
 
 	var counts tally
 	for next := 0; next < len(sel); {
@@ -313,6 +321,7 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 		crash <- b
 	}()
 	pids := procfail.ReadPids()
+	oomWatch := oom.WatchKills(0)
 	cmd := reexec.Command(fixture.Role, strconv.Itoa(first), os.Args[1:]...)
 	cmd.Args[0] = os.Args[0]
 	// Its stdout comes through the supervisor (caseOutput), which so knows
@@ -331,6 +340,11 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	if err != nil {
 		end.startErr = fmt.Errorf("unshare(CLONE_NEWNS) and start: %w", err)
 		return end, nil
+	}
+	// The case process (and its actors) go before the supervisor under
+	// memory pressure, so that the supervisor can report the case.
+	if adj, err := oom.Adj(0); err == nil {
+		_ = oom.Raise(cmd.Process.Pid, adj+oom.CaseStep)
 	}
 	lines := make(chan string)
 	go func() {
@@ -429,6 +443,11 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	// on stderr only), and a pids.max that refused a fork or thread
 	// meanwhile, by the kernel's count.
 	var why []string
+	if ws, ok := processStatus(cmd); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL && end.killed == "" && got == nil {
+		if r := oomWatch.Killed(); r != "" {
+			why = append(why, r)
+		}
+	}
 	select {
 	case b := <-crash:
 		if c, ok := procfail.Crash(b); ok {
@@ -443,6 +462,15 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	}
 	end.crash = strings.Join(why, "; ")
 	return end, got
+}
+
+// processStatus is cmd's wait status, once it was waited for.
+func processStatus(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
+	if cmd.ProcessState == nil {
+		return 0, false
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, ok
 }
 
 // killOverdue SIGKILLs case process pid, silent for silent (inCase: while

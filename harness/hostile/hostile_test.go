@@ -110,6 +110,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, badResultsConditions()...)
 	all = append(all, usernsConditions()...)
 	all = append(all, pidsConditions()...)
+	all = append(all, memoryConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

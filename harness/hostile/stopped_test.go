@@ -427,3 +427,50 @@ func pidsCgroup() (string, func() []string, error) {
 		}
 	}, nil
 }
+
+// memoryConditions: under memory pressure the runner is the last to go
+// (issue 22 item 6): oom_score_adj runner < binary < case process = its
+// actors, and the case process's tmpfs mounts are bounded. (The OOM kill
+// itself is not provoked: the only memory cgroup here belongs to the
+// machine's own machinery; runner.TestOOMKilledBinaryNamed stands in for
+// the kernel's counter.)
+func memoryConditions() []condition {
+	return []condition{{name: "oom_order_and_tmpfs_bounds", run: func(h *h) []string {
+		var got string
+		r, probs := h.runDuring(60*time.Second, nil, func(runner int) []string {
+			var cp, ap int
+			for end := time.Now().Add(20 * time.Second); cp == 0 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				cp, ap = caseWithActor(runner)
+			}
+			if cp == 0 {
+				return []string{"setup: no case process with an actor below the runner within 20s"}
+			}
+			sup := procTable()[cp].ppid
+			adj := func(pid int) int {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid))
+				v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				return v
+			}
+			ar, as, ac, aa := adj(runner), adj(sup), adj(cp), adj(ap)
+			got = fmt.Sprintf("runner %d, binary %d, case process %d, actor %d", ar, as, ac, aa)
+			p := want(ar < as && as < ac && ac <= aa, "exit: oom_score_adj not ordered runner < binary < case process <= actor: %s", got)
+			mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", cp))
+			if err != nil {
+				return append(p, "setup: "+err.Error())
+			}
+			for _, l := range strings.Split(string(mi), "\n") {
+				pre, post, ok := strings.Cut(l, " - ")
+				if !ok || !strings.HasPrefix(post, "tmpfs fsnsuite") {
+					continue
+				}
+				sf := strings.Fields(post)
+				if len(sf) < 3 || !strings.Contains(","+sf[2]+",", ",size=") {
+					p = append(p, fmt.Sprintf("exit: tmpfs %s on %s has no size bound (%s)", sf[1], strings.Fields(pre)[4], sf[2]))
+				}
+			}
+			return p
+		}, h.binary("fsnsuite"), "-run", "^fanotify_perm$", "-case", "^open_perm_allow_inode", "-results", filepath.Join(h.tmp, "results"))
+		h.t.Logf("oom_score_adj: %s", got)
+		return append(probs, want(!r.hung && r.code == 0, "exit: status %d%s", r.code, failedNames(r))...)
+	}}}
+}

@@ -84,6 +84,9 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		} else {
 			note("interrupted after %.1fs", o.Elapsed.Seconds())
 		}
+	case o.OOMKilled != "":
+		o.Broken = true
+		note("%s", o.OOMKilled)
 	case o.Signal != "":
 		o.Broken = true
 		note("killed by signal %s", o.Signal)
