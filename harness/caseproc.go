@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,12 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	}
 	// The status pipe must not leak into actors, mkfs or helpers.
 	unix.CloseOnExec(statusFD)
+	// A crash report goes to the supervisor too (it dups the descriptor).
+	crash := os.NewFile(crashFD, "crash")
+	if err := debug.SetCrashOutput(crash, debug.CrashOptions{}); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: case process: crash output: %v\n", s.Name, err)
+	}
+	crash.Close()
 	p := &caseProcess{s: s, w: tap.NewWriter(os.Stdout, format), status: os.NewFile(statusFD, "status"), curIdx: -1}
 	p.w.Resume(first)
 	// The handler is registered here, before any case runs, not in the

@@ -183,7 +183,28 @@ func Main(s Suite) {
 	os.Exit(run(s, os.Args[1:]))
 }
 
+// run runs the binary with args and returns its exit status. A stream that
+// could not be written whole to stdout is never a pass: one line on stderr
+// names the error, and the status is the convention's broken one
+// (exitcode.OutputLost: 1, or LTP's 2).
 func run(s Suite, args []string) int {
+	out := &stdoutWriter{w: os.Stdout}
+	code := runTo(s, args, out)
+	if err := out.Err(); err != nil {
+		what := "the TAP stream"
+		if Opts.List {
+			what = "the case list"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on stdout is incomplete: %v\n", s.Name, what, err)
+		if code == exitcode.Usage {
+			return code // a bad command line says so itself
+		}
+		return exitcode.OutputLost(Opts.conv)
+	}
+	return code
+}
+
+func runTo(s Suite, args []string, out io.Writer) int {
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	registerFlags(fs)
 	if s.Flags != nil {
@@ -247,10 +268,10 @@ func run(s Suite, args []string) int {
 	}
 	if Opts.List {
 		for _, in := range selected {
-			fmt.Println(in.name)
+			fmt.Fprintln(out, in.name)
 			if Opts.Subtests {
 				for _, sub := range in.c.Subtests {
-					fmt.Println("    " + sub)
+					fmt.Fprintln(out, "    "+sub)
 				}
 			}
 		}
@@ -261,14 +282,14 @@ func run(s Suite, args []string) int {
 	if fixture.InPrivateNamespace() {
 		return runCaseProcess(&s, selected, format)
 	}
-	w := tap.NewWriter(os.Stdout, format)
+	w := tap.NewWriter(out, format)
 	skipAll := func(reason string) int {
 		w.Version()
 		w.SkipAll(reason)
 		if Opts.conv == exitcode.LTP {
 			// As LTP's own tests end a run that TCONFs in its setup: the
 			// whole test is one skip (kirk reads these counts).
-			_ = tap.LTPSummary(os.Stdout, 0, 0, 0, 1, 0)
+			_ = tap.LTPSummary(out, 0, 0, 0, 1, 0)
 		}
 		return Opts.conv.Skip()
 	}
@@ -278,7 +299,7 @@ func run(s Suite, args []string) int {
 	if os.Geteuid() != 0 {
 		return skipAll("requires root")
 	}
-	return supervise(&s, selected, w)
+	return supervise(&s, selected, w, out)
 }
 
 // usageError prints one line about a bad command line and returns the usage

@@ -176,10 +176,36 @@ func TestTimeoutAndCrashCostOneCase(t *testing.T) {
 	assert.Equal(t, r.code, 1, r.stdout)
 	assert.Assert(t, is.Contains(r.stdout, "1..3\n"))
 	assert.Assert(t, is.Contains(r.stdout, "not ok 1 hang # TIMEOUT 0.5 seconds\n"))
-	assert.Assert(t, is.Contains(r.stdout, "# crash: the case process died (exit status 2) while this case ran"))
+	assert.Assert(t, is.Contains(r.stdout, "# crash: the case process died (exit status 2) while this case ran; its Go runtime crashed: panic: harnessbin: deliberate crash;"))
 	assert.Assert(t, is.Contains(r.stdout, "not ok 2 crash\n"))
 	assert.Assert(t, is.Contains(r.stdout, "ok 3 after\n"))
 	assert.Assert(t, r.elapsed < 10*time.Second, "took %v", r.elapsed)
+}
+
+// A case process that is stopped (SIGSTOP) cannot time itself out: the
+// supervisor kills it caseKillGrace (5 s) after the case's deadline and
+// reports that case TIMEOUT, saying the process was stopped; the next case
+// runs in a fresh process. A case with declared subtests keeps its leaves.
+func TestStoppedCaseProcessCostsOneCase(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(stop_self|stop_in_subtest|after)$", "-timeout", "500ms")
+	assert.Equal(t, r.code, 1, r.stdout)
+	assert.Check(t, is.Contains(r.stdout, "1..3\n"))
+	assert.Check(t, is.Contains(r.stdout, "# stop_self: no result "))
+	assert.Check(t, is.Contains(r.stdout, "(deadline 0.5 s + 5 s grace): case process stopped (state T); the supervisor killed it (SIGKILL)"))
+	assert.Check(t, is.Contains(r.stdout, "not ok 1 stop_self # TIMEOUT 0.5 seconds\n"))
+	want := `    # Subtest: stop_in_subtest
+    1..3
+    ok 1 one
+    # two: the supervisor killed the case process while this subtest ran
+    ok 2 two # SKIP not run: the supervisor killed the case process during stop_in_subtest
+    ok 3 three # SKIP not run: the supervisor killed the case process during stop_in_subtest
+not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
+`
+	assert.Check(t, is.Contains(r.stdout, want))
+	assert.Check(t, is.Contains(r.stdout, "\nok 3 after\n"))
+	// Two deadlines and two graces, and not much more.
+	assert.Check(t, r.elapsed >= 11*time.Second && r.elapsed < 20*time.Second, "took %v", r.elapsed)
 }
 
 // A case with declared subtests that crashes its process keeps its leaves
@@ -189,7 +215,7 @@ func TestCrashKeepsDeclaredLeaves(t *testing.T) {
 	requireRoot(t)
 	r := runBin(t, nil, "-run", "^(crash_in_subtest|after)$", "-timeout", "10s")
 	assert.Equal(t, r.code, 1, r.stdout)
-	want := `# crash_in_subtest: the case process died (exit status 2) while this case ran; its stderr has the details; the next case runs in a fresh process
+	want := `# crash_in_subtest: the case process died (exit status 2) while this case ran; its Go runtime crashed: panic: harnessbin: deliberate crash in a subtest; the next case runs in a fresh process
     # Subtest: crash_in_subtest
     1..4
     ok 1 one
@@ -235,6 +261,34 @@ func TestSIGTERMIgnoredIsKilledOnTime(t *testing.T) {
 	// which a missing SIGKILL would wait for.
 	assert.Assert(t, took >= 1900*time.Millisecond && took < 10*time.Second, "SIGTERM to exit took %v, want about 2s", took)
 	assert.Assert(t, !fixture.ProcessAlive(inner), "case process %d outlived its supervisor", inner)
+}
+
+// A stream that cannot be written (stdout is /dev/full) is never a pass:
+// one line on stderr names the error, and the status is 1 (kselftest has no
+// "broken") or LTP's 2 (broken); -list says the same of the case list.
+func TestUnwritableStdoutIsNotAPass(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		what string
+	}{
+		{[]string{"-run", "^pass$"}, 1, "the TAP stream"},
+		{[]string{"-run", "^pass$", "-exit", "ltp"}, 2, "the TAP stream"},
+		{[]string{"-list"}, 1, "the case list"},
+	} {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		assert.NilError(t, err)
+		cmd := exec.Command(harnessBin, tc.args...)
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &errb
+		err = cmd.Run()
+		full.Close()
+		var ee *exec.ExitError
+		assert.Assert(t, errors.As(err, &ee), "args %v: %v", tc.args, err)
+		assert.Equal(t, ee.ExitCode(), tc.code, "args %v; stderr %q", tc.args, errb.String())
+		assert.Equal(t, errb.String(), "harnessbin: "+tc.what+" on stdout is incomplete: write /dev/stdout: no space left on device\n", "args %v", tc.args)
+	}
 }
 
 // Bad command lines: one line on stderr pointing at -h, exit 2.

@@ -58,22 +58,24 @@ func readLines(r io.Reader) <-chan line {
 
 // startPermKill runs the binary and waits for its "BLOCKED pid=N" line. It
 // skips the test when the binary skipped its case (no permission events here).
+// The lines are its stdout and stderr in one pipe (cat prints to stderr).
 func startPermKill(t *testing.T, args ...string) (*exec.Cmd, <-chan line, int, *[]string) {
 	t.Helper()
 	cmd := exec.Command(buildPermKill(t), args...)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	// A process left blocked (the failure this test looks for) keeps the
-	// stderr pipe open: do not let Wait hang on it.
-	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.StdoutPipe()
+	out, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	// A process left blocked (the failure this test looks for) keeps the
+	// pipe open: do not let Wait hang on it.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pw.Close()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); out.Close() })
 	lines := readLines(out)
 	seen := &[]string{}
 	deadline := time.After(20 * time.Second)
@@ -183,11 +185,14 @@ func killedBy(ee *exec.ExitError, sig syscall.Signal) bool {
 // fanotify_release()); when cat then runs and writes is up to the scheduler,
 // and under load the case process can write its report first (issue
 // "flakes": RELEASED once printed after TIMEOUT). Instead the test stops the
-// case process inside its report: once cat is blocked, it fills the stdout
-// pipe, so the first line of the report blocks in write(2) (pipe(7): a write
-// to a full pipe blocks until data is read). While the case process sits
-// there it can neither release nor exit, so cat can only get out of its
-// open(2) if the groups were closed before the report began.
+// case process inside its report: once cat is blocked, it fills the
+// binary's stdout pipe, so that the supervisor blocks forwarding the case
+// process's output, and then the case process's own stdout pipe (to the
+// supervisor), so the first line of the report blocks in write(2) (pipe(7):
+// a write to a full pipe blocks until data is read). While the case process
+// sits there it can neither release nor exit, so cat can only get out of its
+// open(2) (and print RELEASED on stderr) if the groups were closed before the
+// report began.
 func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	requireRoot(t)
 	if _, err := os.ReadFile("/proc/self/syscall"); err != nil {
@@ -205,10 +210,13 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopen the stdout pipe: %v", err)
 	}
+	fill2 := -1 // the case process's stdout pipe, opened the same way
 	closeFill := func() {
-		if fill >= 0 {
-			unix.Close(fill)
-			fill = -1
+		for _, fd := range []*int{&fill, &fill2} {
+			if *fd >= 0 {
+				unix.Close(*fd)
+				*fd = -1
+			}
 		}
 	}
 	cmd := exec.Command(buildPermKill(t), "-timeout", "3s")
@@ -261,13 +269,32 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	// below): the last pipe buffer is then full, so no later write can be
 	// merged into it and every write blocks until the pipe is read.
 	page := bytes.Repeat([]byte{'\n'}, os.Getpagesize())
-	for {
-		if _, err := unix.Write(fill, page); err == unix.EAGAIN {
-			break
-		} else if err != nil {
-			t.Fatalf("filling the stdout pipe: %v", err)
+	fillUp := func(fd int, what string) {
+		for {
+			if _, err := unix.Write(fd, page); err == unix.EAGAIN {
+				return
+			} else if err != nil {
+				t.Fatalf("filling %s: %v", what, err)
+			}
 		}
 	}
+	fillUp(fill, "the stdout pipe")
+	// Then the case process's stdout pipe, until the supervisor, which
+	// forwards it, sits blocked writing to the full one: from then on
+	// nobody reads it.
+	if fill2, err = unix.Open(fmt.Sprintf("/proc/%d/fd/1", casePid), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != nil {
+		t.Fatalf("open the case process's stdout pipe: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		fillUp(fill2, "the case process's stdout pipe")
+		if inWrite(cmd.Process.Pid, 1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the supervisor (pid %d) did not block writing to its full stdout within 10s:\n%s", cmd.Process.Pid, out())
+		}
+	}
+	fillUp(fill2, "the case process's stdout pipe")
 	// Wait for the watchdog's report to block on the full pipe.
 	for deadline := time.Now().Add(15 * time.Second); !inWrite(casePid, 1); {
 		if !permAlive(casePid) {
@@ -279,8 +306,8 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The report has begun and cannot go on. cat, released, gets out of
-	// open(2), reads the file and blocks writing RELEASED to the same pipe.
-	released := func() bool { return inWrite(pid, 1) || !permAlive(pid) }
+	// open(2), reads the file, prints RELEASED on stderr and exits.
+	released := func() bool { return !permAlive(pid) }
 	for end := time.Now().Add(releaseBound); !released() && time.Now().Before(end); {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -289,7 +316,7 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	}
 
 	closeFill()
-	timeoutAt, releasedAt := -1, -1
+	timeoutAt := -1
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		l, ok := readLine(deadline)
 		if !ok {
@@ -299,18 +326,12 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 			continue // the filler
 		}
 		seen = append(seen, l)
-		switch {
-		case l == "RELEASED":
-			releasedAt = len(seen) - 1
-		case strings.HasPrefix(l, "not ok 1 blocked # TIMEOUT"):
+		if strings.HasPrefix(l, "not ok 1 blocked # TIMEOUT") {
 			timeoutAt = len(seen) - 1
 		}
 	}
 	if timeoutAt < 0 {
 		t.Fatalf("no TIMEOUT result:\n%s", out())
-	}
-	if releasedAt < 0 {
-		t.Errorf("cat never printed the file (its open(2) was not allowed):\n%s", out())
 	}
 	if strings.Contains(strings.Join(seen, "\n"), "although") {
 		t.Errorf("the timed-out case's log blames the kernel for the watchdog's release:\n%s", out())
@@ -321,6 +342,9 @@ func TestPermWatchdogReleasesBeforeReport(t *testing.T) {
 	var ee *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("exit: want status 1 (a timed-out case fails), got %v", err)
+	}
+	if !strings.Contains(stderr.String(), "RELEASED\n") {
+		t.Errorf("cat never printed the file (its open(2) was not allowed):\n%s", out())
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"golang.org/x/sys/unix"
 )
@@ -79,10 +80,18 @@ var (
 	ErrDead = errors.New("actor process is gone")
 )
 
-// Start starts an actor process.
+// Start starts an actor process. An actor that cannot start, or dies
+// before its hello, is an error saying why: its exit status, the cause its
+// stderr gives (a Go runtime that could not make a thread) and, for EAGAIN,
+// the pids limit that likely refused it (procfail).
 func Start() (*Actor, error) {
+	pids := procfail.ReadPids()
 	cmd := reexec.Command(Role, "")
-	cmd.Stderr = os.Stderr
+	// Its stderr still reaches the binary's; the start of it is kept for
+	// the error a failed start returns.
+	head := &headBuffer{}
+	cmd.Stderr = io.MultiWriter(os.Stderr, head)
+	cmd.WaitDelay = time.Second // an exec op's child may hold the pipe
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -93,6 +102,12 @@ func Start() (*Actor, error) {
 		return nil, fmt.Errorf("actor stdout: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
+		if r := procfail.RefusedSince(pids); r != "" {
+			return nil, fmt.Errorf("start actor: %w (%s)", err, r)
+		}
+		if procfail.IsEAGAIN(err, nil) {
+			return nil, fmt.Errorf("start actor: %w (%s)", err, procfail.PidsHint())
+		}
 		return nil, fmt.Errorf("start actor: %w", err)
 	}
 	a := &Actor{cmd: cmd, in: in, pid: cmd.Process.Pid, resp: make(chan Result, 16), dead: make(chan struct{})}
@@ -100,8 +115,12 @@ func Start() (*Actor, error) {
 	dec := json.NewDecoder(bufio.NewReader(out))
 	var h hello
 	if err := dec.Decode(&h); err != nil {
-		a.Kill()
-		return nil, fmt.Errorf("actor hello: %w", err)
+		a.Kill() // reaps it (and waits for its stderr)
+		why := "killed after a bad hello"
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
+			why = "exited before its hello"
+		}
+		return nil, fmt.Errorf("actor hello: %w: the actor (pid %d) %s: %s", err, a.pid, why, procfail.DescribeSince(errors.New(cmd.ProcessState.String()), head.bytes(), pids))
 	}
 	a.tid = h.Tid
 	go func() {
@@ -115,6 +134,30 @@ func Start() (*Actor, error) {
 		}
 	}()
 	return a, nil
+}
+
+// headBuffer keeps the first headMax bytes written to it (a Go crash
+// prints its reason first).
+type headBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+const headMax = 16 << 10
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := headMax - len(h.b); n > 0 {
+		h.b = append(h.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) bytes() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]byte(nil), h.b...)
 }
 
 // Pid is the actor's process id (what fanotify reports without FAN_REPORT_TID).
@@ -271,7 +314,16 @@ func (a *Actor) Truncate(path string, size int64) error {
 // Exec runs path with args in a child of the actor and returns its exit
 // status; the error is execve's errno when it failed.
 func (a *Actor) Exec(path string, args ...string) (int, error) {
+	pids := procfail.ReadPids()
 	r, err := a.do(Op{Kind: "exec", Path: path, Args: args})
+	if errors.Is(err, unix.EAGAIN) {
+		// The actor's fork was refused: say by what.
+		why := procfail.RefusedSince(pids)
+		if why == "" {
+			why = procfail.PidsHint()
+		}
+		err = fmt.Errorf("%w (%s)", err, why)
+	}
 	return r.N, err
 }
 

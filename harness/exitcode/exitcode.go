@@ -63,3 +63,18 @@ func (c Convention) Broken() int {
 	}
 	return Fail
 }
+
+// OutputLost is a test binary's status when a write of its TAP stream to
+// stdout failed (a full disk, /dev/full, EIO): whatever its cases did, the
+// results did not reach the reader, which is never a pass. It is Broken:
+// kselftest's runner has no "broken" status and reads anything but 0 and 4
+// as a failure, so 1; LTP's TBROK (2), which kirk reports as broken, not
+// as a kernel failure. (The runner's own unwritable stdout or results
+// directory is an environment error, RunnerOutputLost.)
+func OutputLost(c Convention) int { return c.Broken() }
+
+// RunnerOutputLost is the runner's status when its merged stream on stdout
+// or a file of its results directory could not be written whole: 2 in both
+// conventions, as for its other environment errors (a bad flag or runtest
+// file, a results directory that cannot be created).
+const RunnerOutputLost = 2

@@ -174,10 +174,51 @@ func (e *Unprivileged) Error() string {
 	if e.Feature.Privilege == "" {
 		return fmt.Sprintf("%s: %s (refused by a seccomp filter or an LSM: it needs no capability)", e.Feature.Name, errnoName(e.Err))
 	}
+	if strings.Contains(e.Feature.Privilege, "initial user namespace") && InUserNamespace() {
+		return fmt.Sprintf("%s: %s (needs %s; this process is in a user namespace, whose capabilities do not count for it)", e.Feature.Name, errnoName(e.Err), e.Feature.Privilege)
+	}
 	return fmt.Sprintf("%s: %s (needs %s; run as real root, or a seccomp filter or an LSM refuses it)", e.Feature.Name, errnoName(e.Err), e.Feature.Privilege)
 }
 
 func (e *Unprivileged) Unwrap() error { return e.Err }
+
+// InUserNamespace reports whether this process runs in a user namespace
+// other than the initial one (its uid_map is not the identity of every
+// uid): root there holds capabilities that do not count for what only the
+// initial namespace may do (a privileged fanotify group, mounting a block
+// filesystem, making a device node).
+func InUserNamespace() bool {
+	userNSOnce.Do(func() {
+		b, err := os.ReadFile("/proc/self/uid_map")
+		if err != nil {
+			return // no user namespaces at all
+		}
+		f := strings.Fields(string(b))
+		inUserNS = !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
+	})
+	return inUserNS
+}
+
+var (
+	userNSOnce sync.Once
+	inUserNS   bool
+)
+
+// Refusal is the skip reason of a setup step (not a feature probe) that the
+// kernel refused with EPERM or EACCES: the errno and the privilege the step
+// needs, and why this process lacks it when a user namespace is the cause.
+// ok is false for any other error (a failure). A step refused for lack of
+// privilege says nothing about fsnotify: it is a skip, never a failure
+// with a kernel HINT.
+func Refusal(err error, privilege string) (reason string, ok bool) {
+	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) {
+		return "", false
+	}
+	if InUserNamespace() {
+		return fmt.Sprintf("%s (needs %s; this process is in a user namespace, whose capabilities do not count for it)", errnoName(err), privilege), true
+	}
+	return fmt.Sprintf("%s (needs %s; run as real root, or a seccomp filter or an LSM refuses it)", errnoName(err), privilege), true
+}
 
 // Inconclusive is a probe that neither proved nor disproved the feature (an
 // errno that says nothing about it, such as EMFILE or ENOMEM). It is never

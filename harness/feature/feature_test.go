@@ -2,6 +2,7 @@ package feature
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -173,5 +174,25 @@ func TestKallsymsHas(t *testing.T) {
 	}
 	if has, err := KallsymsHas("fsnsuite_not_a_kernel_symbol"); has || err != nil {
 		t.Errorf("KallsymsHas(not a symbol) = %v, %v; want false, nil", has, err)
+	}
+}
+
+// A setup step refused for lack of privilege is a skip naming the privilege
+// (issue 22 item 4: mknod's EPERM in a user namespace failed its case with a
+// kernel HINT); another errno is not a refusal.
+func TestRefusal(t *testing.T) {
+	for _, err := range []error{unix.EPERM, fmt.Errorf("mknod x: %w", unix.EACCES)} {
+		r, ok := Refusal(err, "CAP_MKNOD in the initial user namespace")
+		if !ok || !strings.Contains(r, "needs CAP_MKNOD in the initial user namespace; ") || !strings.HasPrefix(r, ErrnoName(err)+" (") {
+			t.Errorf("Refusal(%v) = %q, %v", err, r, ok)
+		}
+		if InUserNamespace() != strings.Contains(r, "this process is in a user namespace") {
+			t.Errorf("Refusal(%v) = %q in a user namespace: %v", err, r, InUserNamespace())
+		}
+	}
+	for _, err := range []error{unix.EINVAL, unix.ENOSPC, nil} {
+		if r, ok := Refusal(err, "CAP_MKNOD"); ok {
+			t.Errorf("Refusal(%v) = %q, a refusal", err, r)
+		}
 	}
 }

@@ -104,7 +104,14 @@ func TestHostile(t *testing.T) {
 	var rows []row
 	start := time.Now()
 	only := regexp.MustCompile(*condFlag)
-	for _, c := range conditions(permkill) {
+	all := conditions(permkill)
+	all = append(all, stoppedConditions()...)
+	all = append(all, outputConditions()...)
+	all = append(all, badResultsConditions()...)
+	all = append(all, usernsConditions()...)
+	all = append(all, pidsConditions()...)
+	all = append(all, memoryConditions()...)
+	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue
 		}
@@ -153,6 +160,14 @@ func TestHostile(t *testing.T) {
 // run starts a program and waits at most limit; a program still running then
 // is a hang: its process group is killed.
 func (h *h) run(limit time.Duration, attr *syscall.SysProcAttr, name string, args ...string) result {
+	r, _ := h.runDuring(limit, attr, nil, name, args...)
+	return r
+}
+
+// runDuring is run with during called (in a goroutine) once the program has
+// started, given its pid; the problems during returns are returned after the
+// program ended.
+func (h *h) runDuring(limit time.Duration, attr *syscall.SysProcAttr, during func(pid int) []string, name string, args ...string) (result, []string) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = h.env
 	cmd.Dir = h.tmp
@@ -166,7 +181,14 @@ func (h *h) run(limit time.Duration, attr *syscall.SysProcAttr, name string, arg
 	cmd.WaitDelay = 2 * time.Second
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return result{stderr: err.Error(), code: -1}
+		return result{stderr: err.Error(), code: -1}, nil
+	}
+	var probs []string
+	duringDone := make(chan struct{})
+	if during != nil {
+		go func() { defer close(duringDone); probs = during(cmd.Process.Pid) }()
+	} else {
+		close(duringDone)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -178,6 +200,7 @@ func (h *h) run(limit time.Duration, attr *syscall.SysProcAttr, name string, arg
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
+	<-duringDone
 	r.elapsed = time.Since(t0)
 	r.stdout, r.stderr = out.String(), errb.String()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -186,7 +209,7 @@ func (h *h) run(limit time.Duration, attr *syscall.SysProcAttr, name string, arg
 	} else {
 		r.code = cmd.ProcessState.ExitCode()
 	}
-	return r
+	return r, probs
 }
 
 func (h *h) binary(name string) string { return filepath.Join(h.bin, name) }

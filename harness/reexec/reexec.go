@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 )
 
 // EnvRole carries the role (and its optional state) of a re-executed process.
@@ -87,3 +89,10 @@ func Command(role, state string, args ...string) *exec.Cmd {
 	cmd.Env = env
 	return cmd
 }
+
+// Failure says in one line why a helper started with Command failed: err
+// (from its Start, or its Wait: the exit status or signal), the lines of
+// its stderr that name the cause (a Go runtime crash's reason, not its
+// stacks) and, where a process or thread could not be created (EAGAIN),
+// the pids limit that likely refused it.
+func Failure(err error, stderr []byte) string { return procfail.Describe(err, stderr) }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/oom"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -218,4 +220,53 @@ func TestSignalKilledRealBinary(t *testing.T) {
 			assert.DeepEqual(t, tap.CheckJUnit(&junit), []string(nil))
 		})
 	}
+}
+
+// A binary SIGKILLed while the OOM killer's count in its memory cgroup rose
+// was killed by the OOM killer, and its block and the results directory say
+// so: the case it was in failed, every later case named and "not run", with
+// that reason (issue 22 item 6). The kernel's counter is stood in for by a
+// file the binary bumps before it kills itself: this machine's only memory
+// cgroup is not the suite's to fill.
+func TestOOMKilledBinaryNamed(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "memory.events")
+	assert.NilError(t, os.WriteFile(events, []byte("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n"), 0o644))
+	saved := watchOOM
+	watchOOM = func() oom.Watch { return oom.WatchFile(events) }
+	t.Cleanup(func() { watchOOM = saved })
+	body := "echo 'TAP version 13'\necho 1..3\necho 'ok 1 a.tmpfs'\n" +
+		"printf 'low 0\\nhigh 0\\nmax 9\\noom 2\\noom_kill 2\\n' > " + events + "\nkill -KILL $$\n"
+	b := fake(t, dir, "hog", body)
+	res := filepath.Join(dir, "results")
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), []Binary{b}, Options{ResultsDir: res, Out: &out,
+		Lister: fakeList(ListedCase{Name: "a.tmpfs"}, ListedCase{Name: "b.tmpfs"}, ListedCase{Name: "c.tmpfs"})})
+	assert.NilError(t, err)
+	o := rep.Outcomes[0]
+	why := "hog killed by the OOM killer (oom_kill 1 -> 2 in " + events + ")"
+	assert.Equal(t, o.OOMKilled, why[len("hog "):])
+	back := tap.ParseString(out.String())
+	noProblems(t, back)
+	assert.DeepEqual(t, leaves(back), []leaf{
+		{"hog.a.tmpfs", tap.StatusPass, ""},
+		{"hog.b.tmpfs", tap.StatusFail, ""},
+		{"hog.c.tmpfs", tap.StatusSkip, "not run: " + why},
+	})
+	assert.Check(t, is.Contains(out.String(), "# fsnsuite: "+why+"; this case had not finished"))
+	assert.Check(t, is.Contains(out.String(), "# hog: "+why[len("hog "):]))
+	for _, f := range []string{"results.json", "junit.xml", "summary.txt", "lava.txt", "run.json"} {
+		_, err := os.Stat(filepath.Join(res, f))
+		assert.Check(t, err, "%s", f)
+	}
+	summary, err := os.ReadFile(filepath.Join(res, "summary.txt"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(summary), "killed by the OOM killer"))
+
+	// The same SIGKILL with the count unchanged is no OOM kill.
+	b = fake(t, dir, "plain", "echo 'TAP version 13'\necho 1..1\nkill -KILL $$\n")
+	rep, err = Run(context.Background(), []Binary{b}, Options{Out: io.Discard, Lister: fakeList(ListedCase{Name: "a.tmpfs"})})
+	assert.NilError(t, err)
+	assert.Equal(t, rep.Outcomes[0].OOMKilled, "")
+	assert.Equal(t, rep.Outcomes[0].Signal, "killed")
 }

@@ -337,3 +337,38 @@ func TestKCIDBOfResultsDir(t *testing.T) {
 	}
 	t.Logf("%d tests: %v", len(doc.Tests), counts)
 }
+
+// A results.json that is not a results document is refused with an error
+// naming the file and what is wrong (issue 22 item 3: null, {} and
+// {"binaries":5} were read as empty runs).
+func TestLoadResultsRefusesNonDocuments(t *testing.T) {
+	run := `{"suite":"fsnsuite","kernel":"6.1.0","arch":"x86_64","host":"h","start":"2026-01-02T03:04:05Z","seconds":1}`
+	good := `{"name":"","status":"pass","plan":1,"children":[{"name":"a","status":"pass","plan":0}],"version":"TAP version 13"}`
+	for _, tc := range []struct{ results, run, want string }{
+		{`null`, run, "results.json: not a results document: the JSON value is null, not an object"},
+		{`{}`, run, `results.json: not a results document: no "version"`},
+		{`{"binaries":5}`, run, `results.json: not a results document: no "version"`},
+		{`[]`, run, "the JSON value is [], not an object"},
+		{`{"version":"TAP version 12","plan":1,"children":[{"name":"a"}]}`, run, `"version" is "TAP version 12"`},
+		{`{"version":"TAP version 13","plan":0}`, run, "no binary"},
+		{`{"version":"TAP version 13","plan":2,"children":[{"name":"a","status":"pass"}]}`, run, `"plan" is 2 but "children" lists 1 binaries`},
+		{`{"version":"TAP version 13","plan":1,"children":[null]}`, run, `binary 1 of 1 has no "name"`},
+		{`{"version":"TAP version 13","plan":1,"children":[{"name":"a","status":"great"}]}`, run, `unknown tap status "great"`},
+		{good + ` {}`, run, "invalid character"},
+		{good, `null`, "run.json: not a run description: the JSON value is null"},
+		{good, `{}`, `run.json: not a run description: no "suite" or "start"`},
+	} {
+		dir := t.TempDir()
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte(tc.results), 0o644))
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, "run.json"), []byte(tc.run), 0o644))
+		_, err := LoadResults(dir)
+		assert.ErrorContains(t, err, tc.want, "results.json %s, run.json %s", tc.results, tc.run)
+		assert.Check(t, is.Contains(err.Error(), dir+"/"), "the error names the file: %v", err)
+	}
+	dir := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte(good), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "run.json"), []byte(run), 0o644))
+	r, err := LoadResults(dir)
+	assert.NilError(t, err)
+	assert.Equal(t, r.Root.Children[0].Name, "a")
+}

@@ -45,24 +45,83 @@ type Results struct {
 	Label string
 }
 
-// LoadResults reads results.json and run.json from a results directory.
+// LoadResults reads results.json and run.json from a results directory. A
+// file that is not what the runner writes (JSON null, {}, an object of other
+// fields) is refused with an error naming the file and what is wrong: read
+// as a document, it would give an empty report or export, as if the run had
+// nothing to say.
 func LoadResults(dir string) (*Results, error) {
 	r := &Results{Dir: dir, Root: &tap.Node{}}
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	path := filepath.Join(dir, "results.json")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	if err := json.Unmarshal(b, r.Root); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "results.json"), err)
+	if err := jsonObject(b); err != nil {
+		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
 	}
-	b, err = os.ReadFile(filepath.Join(dir, "run.json"))
+	if err := json.Unmarshal(b, r.Root); err != nil {
+		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
+	}
+	if err := checkResultsRoot(r.Root); err != nil {
+		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
+	}
+	path = filepath.Join(dir, "run.json")
+	b, err = os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading run facts: %w", err)
 	}
+	if err := jsonObject(b); err != nil {
+		return nil, fmt.Errorf("%s: not a run description: %w", path, err)
+	}
 	if err := json.Unmarshal(b, &r.Info); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "run.json"), err)
+		return nil, fmt.Errorf("%s: not a run description: %w", path, err)
+	}
+	if r.Info.Suite == "" || r.Info.Start.IsZero() {
+		return nil, fmt.Errorf("%s: not a run description: no \"suite\" or \"start\"", path)
 	}
 	return r, nil
+}
+
+// jsonObject checks that b is one JSON value and an object (json.Unmarshal
+// takes null for any struct and leaves it empty).
+func jsonObject(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		s := strings.TrimSpace(string(b))
+		if len(s) > 20 {
+			s = s[:20] + "..."
+		}
+		return fmt.Errorf("the JSON value is %s, not an object", s)
+	}
+	return nil
+}
+
+// checkResultsRoot checks what every results.json the runner writes has: a
+// TAP or KTAP version, a plan of one entry per binary run, each with a name.
+func checkResultsRoot(root *tap.Node) error {
+	switch root.Version {
+	case "TAP version 13", "KTAP version 1":
+	case "":
+		return fmt.Errorf("no \"version\" (want \"TAP version 13\" or \"KTAP version 1\")")
+	default:
+		return fmt.Errorf("\"version\" is %q (want \"TAP version 13\" or \"KTAP version 1\")", root.Version)
+	}
+	if len(root.Children) == 0 {
+		return fmt.Errorf("no binary in \"children\" (a run has at least one)")
+	}
+	if root.Plan != len(root.Children) {
+		return fmt.Errorf("\"plan\" is %d but \"children\" lists %d binaries", root.Plan, len(root.Children))
+	}
+	for i, c := range root.Children {
+		if c == nil || c.Name == "" {
+			return fmt.Errorf("binary %d of %d has no \"name\"", i+1, len(root.Children))
+		}
+	}
+	return nil
 }
 
 // Leaf is one result for CI: a dotted path below the suite (binary, case,

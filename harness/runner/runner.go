@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/oom"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -67,7 +68,28 @@ type Options struct {
 	Lister Lister
 
 	errs *writeErrors
+	// binaryAdj is the oom_score_adj each binary is given (oom.BinaryStep
+	// above the runner's starting value), hasAdj whether it was read.
+	binaryAdj int
+	hasAdj    bool
 }
+
+// runnerOOMAdj lowers this process's oom_score_adj by oom.RunnerStep,
+// once (it needs CAP_SYS_RESOURCE; without it the runner keeps its value),
+// and returns the value binaries get: oom.BinaryStep above where the runner
+// started.
+var runnerOOMAdj = sync.OnceValues(func() (int, bool) {
+	adj, err := oom.Adj(0)
+	if err != nil {
+		return 0, false
+	}
+	_ = oom.SetAdj(0, adj-oom.RunnerStep)
+	return adj + oom.BinaryStep, true
+})
+
+// watchOOM reads the OOM killer's count a binary's SIGKILL is checked
+// against (a test stands in for the kernel).
+var watchOOM = func() oom.Watch { return oom.WatchKills(0) }
 
 // Outcome is what became of one binary.
 type Outcome struct {
@@ -84,6 +106,10 @@ type Outcome struct {
 	// Caught is the signal the binary caught and reported stopping its
 	// case with (it then exited 128+N), "" when none.
 	Caught string
+	// OOMKilled says the binary died of SIGKILL while the OOM killer's
+	// count in its memory cgroup rose ("killed by the OOM killer (oom_kill
+	// 3 -> 4 in ...)"), "" otherwise.
+	OOMKilled string
 	// TimedOut, Interrupted and StartErr say why it did not finish on its own.
 	TimedOut    bool
 	Interrupted bool
@@ -113,6 +139,10 @@ type Report struct {
 	// WriteErr is the first write to the results directory that failed (a
 	// full or failing disk): the run went on, its files are incomplete.
 	WriteErr error
+	// StdoutErr is the first write of the merged stream to Options.Out that
+	// failed (a full disk, a reader that went away: fsnsuite | head): the
+	// stream there is incomplete; the results directory has it whole.
+	StdoutErr error
 	// Info is where and when the run happened (run.json).
 	Info RunInfo
 }
@@ -138,11 +168,16 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 		opt.Lister = ListCases
 	}
 	bins = Order(bins)
+	// Under memory pressure the runner, which holds the results, is the last
+	// to go: it lowers its own oom_score_adj where it may, and starts each
+	// binary well above where it started (the binary puts its case process
+	// higher still).
+	opt.binaryAdj, opt.hasAdj = runnerOOMAdj()
 	start := time.Now()
 	rep := &Report{ResultsDir: opt.ResultsDir}
-	errs := &writeErrors{log: opt.Log}
+	errs := &writeErrors{log: opt.Log, resultsDir: opt.ResultsDir}
 	opt.errs = errs
-	out := io.Writer(newSink(opt.Out, "the merged stream to stdout", errs))
+	out := io.Writer(newStdoutSink(opt.Out, errs))
 	var tapFile *os.File
 	if opt.ResultsDir != "" {
 		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
@@ -233,7 +268,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 			errs.add("results directory", err)
 		}
 	}
-	rep.WriteErr = errs.err()
+	rep.WriteErr, rep.StdoutErr = errs.errs()
 	return rep, nil
 }
 
@@ -314,6 +349,8 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 		killed = "the run was interrupted before " + name + " started"
 	case o.Interrupted:
 		killed, why = fmt.Sprintf("%s stopped: the run was interrupted", name), "FAIL"
+	case o.OOMKilled != "":
+		killed, why = name+" "+o.OOMKilled, "FAIL"
 	case o.Signal != "":
 		killed, why = fmt.Sprintf("%s killed by signal %s", name, o.Signal), "FAIL"
 	default:
@@ -366,10 +403,19 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 	// after the binary itself ended.
 	cmd.WaitDelay = 2 * time.Second
 
+	if opt.hasAdj {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", oom.EnvAdj, opt.binaryAdj))
+	}
+	oomWatch := watchOOM()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		o.StartErr = fmt.Errorf("starting %s: %w", b.Path, err)
 		return o
+	}
+	if opt.hasAdj {
+		// Our binaries set it on themselves from the environment before
+		// they fork; this covers any other binary of a runtest file.
+		_ = oom.Raise(cmd.Process.Pid, opt.binaryAdj)
 	}
 	pgid := cmd.Process.Pid
 	var deadline <-chan time.Time
@@ -414,6 +460,9 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 	if ps := cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			o.Signal = ws.Signal().String()
+			if ws.Signal() == syscall.SIGKILL && !o.TimedOut && !o.Interrupted {
+				o.OOMKilled = oomWatch.Killed()
+			}
 		} else {
 			o.ExitCode = ps.ExitCode()
 		}

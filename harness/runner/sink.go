@@ -11,32 +11,54 @@ import (
 	"syscall"
 )
 
-// writeErrors remembers the first failed write to the results directory (or
-// to the runner's stdout) and reports it once; later failures are dropped
-// silently. Nothing the runner writes may fail back into a child's pipe: a
-// copy that stops reading would leave the child to die of SIGPIPE.
+// writeErrors remembers the first failed write to the results directory and
+// the first to the runner's stdout, apart (the message at the end says
+// exactly which is incomplete), and reports each once as it happens; later
+// failures are dropped silently. Nothing the runner writes may fail back
+// into a child's pipe: a copy that stops reading would leave the child to
+// die of SIGPIPE.
 type writeErrors struct {
-	mu    sync.Mutex
-	log   io.Writer
-	first error
+	mu         sync.Mutex
+	log        io.Writer
+	resultsDir string // "" when the run writes none
+	results    error  // the first failure in the results directory
+	stdout     error  // the first failure of the merged stream on stdout
 }
 
+// add records a failed write to the results directory.
 func (e *writeErrors) add(what string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.first != nil {
+	if e.results != nil {
 		return
 	}
-	e.first = fmt.Errorf("%s: %w", what, err)
+	e.results = fmt.Errorf("%s: %w", what, err)
 	if e.log != nil {
-		fmt.Fprintf(e.log, "fsnsuite: %v (the TAP stream on stdout goes on; later write errors are not reported)\n", e.first)
+		fmt.Fprintf(e.log, "fsnsuite: %v (the TAP stream on stdout goes on; later write errors are not reported)\n", e.results)
 	}
 }
 
-func (e *writeErrors) err() error {
+// addStdout records a failed write of the merged stream to stdout.
+func (e *writeErrors) addStdout(what string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.first
+	if e.stdout != nil {
+		return
+	}
+	e.stdout = fmt.Errorf("%s: %w", what, err)
+	if e.log != nil {
+		rest := "the run goes on"
+		if e.resultsDir != "" {
+			rest += "; " + filepath.Join(e.resultsDir, "results.tap") + " gets the whole stream"
+		}
+		fmt.Fprintf(e.log, "fsnsuite: %v (the stream on stdout stops here; %s)\n", e.stdout, rest)
+	}
+}
+
+func (e *writeErrors) errs() (results, stdout error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.results, e.stdout
 }
 
 // sink is a writer that never fails: after its first error (reported to
@@ -45,12 +67,17 @@ type sink struct {
 	w      io.Writer
 	what   string
 	errs   *writeErrors
+	stdout bool // w is the runner's stdout, not a file of the results directory
 	mu     sync.Mutex
 	broken bool
 }
 
 func newSink(w io.Writer, what string, errs *writeErrors) *sink {
 	return &sink{w: w, what: what, errs: errs}
+}
+
+func newStdoutSink(w io.Writer, errs *writeErrors) *sink {
+	return &sink{w: w, what: "the merged stream to stdout", errs: errs, stdout: true}
 }
 
 // Write passes p on until the first error, then drops it; it always succeeds.
@@ -62,7 +89,11 @@ func (s *sink) Write(p []byte) (int, error) {
 	}
 	if _, err := s.w.Write(p); err != nil {
 		s.broken = true
-		s.errs.add("writing "+s.what, err)
+		if s.stdout {
+			s.errs.addStdout("writing "+s.what, err)
+		} else {
+			s.errs.add("writing "+s.what, err)
+		}
 	}
 	return len(p), nil
 }

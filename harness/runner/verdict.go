@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
+	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -83,6 +84,9 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		} else {
 			note("interrupted after %.1fs", o.Elapsed.Seconds())
 		}
+	case o.OOMKilled != "":
+		o.Broken = true
+		note("%s", o.OOMKilled)
 	case o.Signal != "":
 		o.Broken = true
 		note("killed by signal %s", o.Signal)
@@ -139,7 +143,22 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		n.Status, n.Directive, n.Reason = tap.StatusFail, tap.NoDirective, ""
 	}
 	if n.Status.Failed() {
-		if tail := lastLines(string(o.Stderr), stderrTail); len(tail) > 0 {
+		// A Go runtime crash prints its reason first and the stacks after
+		// it: a tail of stacks does not show it.
+		tail := lastLines(string(o.Stderr), stderrTail)
+		if c, ok := procfail.Crash(o.Stderr); ok {
+			fatal := c
+			if i := strings.LastIndex(c, " | "); i >= 0 {
+				fatal = c[i+len(" | "):]
+			}
+			if !strings.Contains(strings.Join(tail, "\n"), fatal) {
+				note("its Go runtime crashed: %s", c)
+			}
+			if procfail.IsEAGAIN(nil, o.Stderr) {
+				note("%s", procfail.PidsHint())
+			}
+		}
+		if len(tail) > 0 {
 			note("last %d line(s) of stderr:", len(tail))
 			for _, l := range tail {
 				o.Notes = append(o.Notes, "  "+l)

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/feature"
 )
 
 // Prefix begins the diagnostic of every failure of these helpers: the case
@@ -19,8 +21,27 @@ type TB interface {
 	Helper()
 	Errorf(format string, args ...any)
 	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
 	TempDir() string
 	Cleanup(func())
+}
+
+// Mknod makes a special file (mknod(2): mode with its S_IF* type, dev for a
+// device). A device node the kernel refuses for lack of privilege (EPERM: no
+// CAP_MKNOD in the initial user namespace, as in a user namespace) skips the
+// case saying so; any other error fails it.
+func Mknod(t TB, path string, mode uint32, dev int) {
+	t.Helper()
+	err := unix.Mknod(path, mode, dev)
+	if err == nil {
+		return
+	}
+	if typ := mode & unix.S_IFMT; typ == unix.S_IFCHR || typ == unix.S_IFBLK {
+		if r, ok := feature.Refusal(err, "CAP_MKNOD in the initial user namespace"); ok {
+			t.Skipf("setup: mknod %s (device %d:%d): %s", path, unix.Major(uint64(dev)), unix.Minor(uint64(dev)), r)
+		}
+	}
+	t.Fatalf("setup: mknod %s: %v", path, err)
 }
 
 // WriteFile creates (or truncates) path with data, mode 0644.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
 
 // childLimit is the limit set in the child namespace: small, so the case is
@@ -23,13 +24,18 @@ const childLimit = 3
 // (fanotify_init(2): "Since Linux 5.13, users may call fanotify_init() without
 // the CAP_SYS_ADMIN capability"); the fanotify limits are per user since 5.13
 // too (fs.fanotify.max_user_groups, max_user_marks).
-var unprivFanotify = feature.New("unprivileged fanotify (FAN_REPORT_FID without CAP_SYS_ADMIN) and per-user fanotify limits", "5.13",
-	func() error {
-		if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); err != nil {
-			return fmt.Errorf("fs.fanotify.max_user_marks: %w", unix.ENOSYS)
-		}
-		return feature.Fanotify.Check()
-	})
+// Its probe checks fanotify as root first, so an EPERM names what that needs.
+var unprivFanotify = func() *feature.Feature {
+	f := feature.New("unprivileged fanotify (FAN_REPORT_FID without CAP_SYS_ADMIN) and per-user fanotify limits", "5.13",
+		func() error {
+			if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); err != nil {
+				return fmt.Errorf("fs.fanotify.max_user_marks: %w", unix.ENOSYS)
+			}
+			return feature.Fanotify.Check()
+		})
+	f.Privilege = "CAP_SYS_ADMIN in the initial user namespace, for the probe's privileged fanotify group"
+	return f
+}()
 
 var cases = []harness.Case{
 	{
@@ -122,7 +128,7 @@ func checkLimit(t *harness.T, kind string) {
 		if errors.As(err, &en) && (en == unix.EPERM || en == unix.EINVAL || en == unix.ENOSPC || en == unix.EUSERS) {
 			t.Skipf("user namespaces unavailable: clone(CLONE_NEWUSER): %s (kernel without CONFIG_USER_NS, or user.max_user_namespaces reached)", unix.ErrnoName(en))
 		}
-		t.Fatalf("child in a new user namespace: %v; stderr: %s", err, errOut)
+		t.Fatalf("child in a new user namespace: %s", reexec.Failure(err, errOut))
 	}
 	var rep childReport
 	if err := json.Unmarshal(out, &rep); err != nil {

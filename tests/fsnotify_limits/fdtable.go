@@ -119,7 +119,7 @@ func fdTableFull(t *harness.T) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %v; stderr: %s", err, errOut.String())
+		t.Fatalf("child: %s", reexec.Failure(err, errOut.Bytes()))
 	}
 	var rep fdTableReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {

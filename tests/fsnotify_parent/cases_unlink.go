@@ -184,7 +184,7 @@ func (e *env) openByHandle(p string, h unix.FileHandle) int {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("by-handle helper: %v: %s", err, errb.String())
+		e.t.Fatalf("by-handle helper: %s", reexec.Failure(err, errb.Bytes()))
 	}
 	link := strings.TrimSpace(out.String())
 	e.did("helper pid %d: open_by_handle_at(%s) O_RDWR (fd shows %q), write 1 byte, close", cmd.Process.Pid, e.rel(p), link)

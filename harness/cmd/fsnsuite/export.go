@@ -42,7 +42,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	res, err := runner.LoadResults(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
-		return exitcode.LTPBroken
+		return exitcode.Usage // not a results directory: bad input
 	}
 	err = writeTo(*out, stdout, func(w io.Writer) error {
 		return runner.WriteKCIDB(w, res, runner.KCIDBOptions{Origin: *origin, BuildID: *buildID, RunID: *runID})

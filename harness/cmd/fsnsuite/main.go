@@ -61,8 +61,9 @@ perf_* last and alone) and prints one merged TAP stream on stdout.
 Exit status (kselftest): 0 all passed, 1 a failure, 4 everything skipped.
 With -exit ltp: 0 pass, 1 fail, 2 broken (timeout, crash), 32 all skipped.
 Either way 2 is also a usage or environment error: a bad flag or runtest
-file, or a results directory that cannot be written (the TAP stream on
-stdout is complete even then).
+file, a results directory that cannot be written (the TAP stream on stdout
+is complete even then), or a stdout that cannot be written (the results
+directory is complete even then); the last line on stderr says which.
 
 flags:
 `
@@ -328,9 +329,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *exitConv == "ltp" {
 		rep.WriteLTPSummary(stdout)
 	}
+	// Say exactly what is incomplete: the stream on stdout, the results
+	// directory, or both.
+	if rep.StdoutErr != nil {
+		whole := "; the results in " + resDir + " are complete"
+		if rep.WriteErr != nil {
+			whole = ""
+		}
+		fmt.Fprintf(stderr, "fsnsuite: the TAP stream on stdout is incomplete: %v%s\n", rep.StdoutErr, whole)
+	}
 	if rep.WriteErr != nil {
 		fmt.Fprintf(stderr, "fsnsuite: the results in %s are incomplete: %v\n", resDir, rep.WriteErr)
-		return exitcode.LTPBroken
+	}
+	if rep.StdoutErr != nil || rep.WriteErr != nil {
+		return exitcode.RunnerOutputLost
 	}
 	return rep.ExitCode(*exitConv == "ltp")
 }

@@ -65,6 +65,29 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
+// failWriter fails every write, as /dev/full or a pipe whose reader went
+// away (fsnsuite | head) does.
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// An unwritable stdout or results directory is exit 2, and the closing line
+// says exactly which is incomplete (issue 22 item 2: "the results in DIR are
+// incomplete" was printed for a complete results directory when only stdout
+// failed).
+func TestIncompleteOutputSaysWhich(t *testing.T) {
+	dir := binDir(t, map[string]string{"a": pass})
+	res := filepath.Join(t.TempDir(), "res")
+	var errb bytes.Buffer
+	got := run([]string{"-dir", dir, "-results", res}, failWriter{unix.EPIPE}, &errb)
+	assert.Equal(t, got, 2, "stderr:\n%s", errb.String())
+	assert.Check(t, is.Contains(errb.String(), "fsnsuite: the TAP stream on stdout is incomplete: writing the merged stream to stdout: broken pipe; the results in "+res+" are complete\n"))
+	assert.Check(t, !strings.Contains(errb.String(), "are incomplete"), "stderr:\n%s", errb.String())
+	b, err := os.ReadFile(filepath.Join(res, "results.tap"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(b), "ok 1 a\n"))
+}
+
 func TestPassThrough(t *testing.T) {
 	dir := binDir(t, map[string]string{"inotify_basic": echoArg, "perf_watch_add": echoArg})
 	tests := []struct {

@@ -64,7 +64,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 		r, err := runner.LoadResults(d)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite report: %v\n", err)
-			return exitcode.LTPBroken
+			return exitcode.Usage // not a results directory: bad input
 		}
 		if i < len(labels) {
 			r.Label = labels[i]

@@ -80,6 +80,19 @@ func main() {
 				fmt.Fprintf(os.Stderr, "IGNORING pid=%d\n", os.Getpid())
 				select {}
 			}},
+			{Name: "stop_self", Doc: "SIGSTOPs its own case process: only the supervisor can end it", Run: func(t *harness.T) {
+				syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				select {}
+			}},
+			{Name: "stop_in_subtest", Doc: "SIGSTOPs its own case process in its second declared subtest", Subtests: []string{"one", "two", "three"},
+				Run: func(t *harness.T) {
+					t.Run("one", func(t *harness.T) {})
+					t.Run("two", func(t *harness.T) {
+						syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+						select {}
+					})
+					t.Run("three", func(t *harness.T) {})
+				}},
 			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
 			{Name: "undeclared_subtest", Doc: "runs a subtest without declaring it", Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) {})

@@ -6,7 +6,9 @@
 // file's content ("RELEASED") and exits by itself; the case then blames the
 // kernel, as a real case would, in a log the watchdog has closed by then.
 // cat is started without a parent-death signal, so it outlives this binary
-// and only the release of its permission event can let it finish.
+// and only the release of its permission event can let it finish. It prints
+// to stderr, which reaches the binary's stderr directly: the case process's
+// stdout is a pipe to its supervisor, which a SIGKILL to the binary closes.
 package main
 
 import (
@@ -46,7 +48,7 @@ func blocked(t *harness.T) {
 		t.Fatalf("%v", err)
 	}
 	cmd := exec.Command(cat, p)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start cat: %v", err)
 	}
