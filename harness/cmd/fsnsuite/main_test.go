@@ -227,3 +227,24 @@ func TestLTPSummaryCounts(t *testing.T) {
 	run([]string{"-dir", dir, "-results", t.TempDir()}, &out, &errb)
 	assert.Check(t, !strings.Contains(out.String(), "Summary:"))
 }
+
+func TestVMICountFlags(t *testing.T) {
+	var got vmRequest
+	old := runVM
+	t.Cleanup(func() { runVM = old })
+	runVM = func(_ context.Context, r vmRequest) (int, error) { got = r; return 0, nil }
+	var out, errb bytes.Buffer
+	code := run([]string{"-kernel", "/boot/vmlinuz", "-vm-icount", "-vm-append", "clocksource=hpet quiet", "-run", "^perf_",
+		"-results", "/tmp/r"}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Equal(t, got.ICount, true)
+	assert.Equal(t, got.Append, "clocksource=hpet quiet")
+	// Host-side flags, not the guest runner's.
+	assert.DeepEqual(t, got.Args, []string{"-run=^perf_"})
+	for _, f := range []string{"-vm-icount", "-vm-append=x"} {
+		errb.Reset()
+		code = run([]string{f, "-dir", t.TempDir()}, &out, &errb)
+		assert.Equal(t, code, 2)
+		assert.Assert(t, is.Contains(errb.String(), "is for VM mode"))
+	}
+}
