@@ -47,6 +47,15 @@ const (
 	DefaultBootTimeout = 2 * time.Minute
 )
 
+// ICountCPUs is the guest CPU count of ICount when Config.CPUs is 0. One:
+// single-threaded TCG runs the vCPUs one at a time and counts the
+// instructions of all of them in the one virtual clock, so a second vCPU adds
+// nothing to a measurement but its own instructions (timer ticks, a helper
+// thread's work), and Debian's 6.1 under -icount with 2 vCPUs stopped at
+// "smp: Bringing up secondary CPUs" (no console line within the 2 min boot
+// timeout).
+const ICountCPUs = 1
+
 // DefaultTCGArgs are runner flags put before Config.Args when the guest runs
 // under TCG emulation, which is 5 to 20 times slower than the host: longer
 // per-binary and per-case deadlines. Flags given in Args come later and win.
@@ -75,7 +84,8 @@ type Config struct {
 	KernelConfig string
 	// MemMB is the guest memory in MiB (DefaultMemMB when 0).
 	MemMB int
-	// CPUs is the guest CPU count (DefaultCPUs when 0).
+	// CPUs is the guest CPU count (DefaultCPUs when 0, ICountCPUs with
+	// ICount).
 	CPUs int
 	// Timeout bounds the whole run, boot to power-off (DefaultTimeout when 0).
 	Timeout time.Duration
@@ -240,6 +250,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = DefaultCPUs
+		if c.ICount {
+			c.CPUs = ICountCPUs
+		}
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
