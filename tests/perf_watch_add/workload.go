@@ -495,16 +495,20 @@ func guards(t *harness.T, sides []*side) {
 	s0 := sides[0]
 	pc := perf.MedianCI(s0.perChild, conf)
 	sp := perf.MedianCI(s0.dirPerChild, conf)
-	t.Notef("guard rounds: %d, %d looks at %.4g%% each (at most %d: %.3g%% over all); %d children: walk %.1f ns/child [%.1f,%.1f], readdir %.1f ns/child [%.1f,%.1f]",
-		len(s0.perChild), looks.Taken(), 100*looks.PerLook(), perf.MaxLooks, 100*conf, s0.tr.k, pc.Center, pc.Lo, pc.Hi, sp.Center, sp.Lo, sp.Hi)
+	unit := "ns" // the clock's unit: instructions in instruction count mode
+	if perf.ICount() {
+		unit = "insn"
+	}
+	t.Notef("guard rounds: %d, %d looks at %.4g%% each (at most %d: %.3g%% over all); %d children: walk %.1f %s/child [%.1f,%.1f], readdir %.1f %s/child [%.1f,%.1f]",
+		len(s0.perChild), looks.Taken(), 100*looks.PerLook(), perf.MaxLooks, 100*conf, s0.tr.k, pc.Center, unit, pc.Lo, pc.Hi, sp.Center, unit, sp.Lo, sp.Hi)
 	report(t, "walk_vs_readdir", wvs, maxWalkVsReaddir,
 		fmt.Sprintf("walk per child / readdir per child at %d children", s0.tr.k))
 	if len(sides) > 1 {
 		s1 := sides[1]
 		pc1 := perf.MedianCI(s1.perChild, conf)
 		sp1 := perf.MedianCI(s1.dirPerChild, conf)
-		t.Notef("reference %d children: walk %.1f ns/child [%.1f,%.1f], readdir %.1f ns/child [%.1f,%.1f]; readdir-normalized growth %.2fx",
-			s1.tr.k, pc1.Center, pc1.Lo, pc1.Hi, sp1.Center, sp1.Lo, sp1.Hi, perf.Median(sides[0].walkVsReaddir())/perf.Median(s1.walkVsReaddir()))
+		t.Notef("reference %d children: walk %.1f %s/child [%.1f,%.1f], readdir %.1f %s/child [%.1f,%.1f]; readdir-normalized growth %.2fx",
+			s1.tr.k, pc1.Center, unit, pc1.Lo, pc1.Hi, sp1.Center, unit, sp1.Lo, sp1.Hi, perf.Median(sides[0].walkVsReaddir())/perf.Median(s1.walkVsReaddir()))
 		report(t, "growth", growth, maxGrowth,
 			fmt.Sprintf("walk per child at %d / at %d, paired per round", s0.tr.k, s1.tr.k))
 	}
