@@ -297,8 +297,8 @@ func compareWithFiles(res *Result, o *Options) (Verdict, string, []string, error
 
 // icountThresholdWhy is the reason for ICountThreshold, printed with the
 // comparison.
-const icountThresholdWhy = "2% of a ~1700-instruction pwrite is 34 instructions: more than a flag test or a branch, " +
-	"less than an out-of-line call that walks marks (+124 per write for a DELETE_SELF mark's walk)"
+const icountThresholdWhy = "2% of a ~1800-instruction pwrite is 36 instructions: more than a flag test or a branch, " +
+	"less than entering fsnotify() for a mark that does not want the event (+115 per write on 6.1)"
 
 func deadlineOf(t TB) time.Time {
 	switch d := t.(type) {

@@ -87,10 +87,10 @@ func NewOptions() *Options {
 // mode, on the change of each condition's instructions per operation. Counts
 // are exact there (an A/A run gives ratio 1 to the instruction), so the
 // threshold need not absorb noise as the 5% on time does: 2% of a 1-byte
-// pwrite on tmpfs (about 1700 instructions on 6.1) is 34 instructions, more
-// than a patch adds with a flag test or a branch, less than an out-of-line
-// call that walks marks (a DELETE_SELF mark's walk added 124 instructions
-// per write, 7%, in a pre-04e317ba72d0-like path).
+// pwrite on tmpfs (1856 instructions on Debian's 6.1, 1778 on 7.3) is about
+// 36 instructions, more than a patch adds with a flag test or a branch, less
+// than entering fsnotify() for a mark that does not want the event (a
+// DELETE_SELF mark's write cost +115 instructions on 6.1, +0.1 on 7.3).
 const ICountThreshold = 0.02
 
 // clock returns the engine's clock mode: o.Clock.

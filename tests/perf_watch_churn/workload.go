@@ -119,7 +119,12 @@ func runChurn(t *harness.T, p int) {
 	e := &perf.Experiment{
 		Suite: suiteName, Name: fmt.Sprintf("churn_p%d", p), Latency: true, FSPath: dir,
 		Base: c.condition("shared", &c.shared), Cond: c.condition("distinct", &c.dist),
-		OpsPerRun: roundsRun, Chunks: chunks(), CPUTime: true,
+		// 5 chunks of 5 rounds, in instruction count mode too: one round per
+		// chunk (25 chunks) was tried there to leave timer ticks out of the
+		// median chunk and made the A/A interval wider (base ±5.3% on 7.3,
+		// against ±0.4% with five rounds on 6.1): a round's instructions vary
+		// by themselves (allocations, RCU callbacks), and five average it.
+		OpsPerRun: roundsRun, Chunks: 5, CPUTime: true,
 		Verify:       c.verify,
 		BaselineGate: variabilityGate,
 		Gate: perf.Gate{Metric: perf.CPUNs, Max: maxRatio,
@@ -180,21 +185,6 @@ func (c *churn) verify(stage perf.Stage, _ string) (string, error) {
 			c.ignored, c.others, c.rmCalls)
 	}
 	return fmt.Sprintf("%s; %d IN_IGNORED for %d inotify_rm_watch", what, c.ignored, c.rmCalls), nil
-}
-
-// chunks is the number of timed chunks of a block: 5 of 5 rounds, and in
-// instruction count mode 25 of one round. A round (96 adds and removes) is
-// about 1.2 million instructions on 6.1, five rounds more than the 4 million
-// between two timer ticks (HZ=250: a tick every 4 ms of the guest clock, which
-// counts instructions); the tick's softirq work (RCU callbacks freeing the
-// marks) is charged to the worker's CPU clock, so every five-round chunk held
-// ticks and the A/A ratio was not exact ([0.9956,1.0058]). With one round per
-// chunk most chunks see no tick and the median chunk is one of them.
-func chunks() int {
-	if perf.ICount() {
-		return roundsRun
-	}
-	return 5
 }
 
 // variabilityGate is seed 001's variability gate for -baseline: the coefficient
