@@ -8,10 +8,14 @@
 #
 # VM_CPUS, VM_MEM (MiB), VM_TIMEOUT (e.g. 30m), VM_RESULTS (default
 # results/vm-<kernel>) and VMCHECK_ARGS (extra runner flags, e.g. -strict) tune it.
+# VMCHECK_ARGS=-vm-icount: instruction count mode (qemu TCG -icount, perf
+# binaries included, figures in instructions per operation; 1 vCPU unless
+# VM_CPUS is given).
+# VM_CPUS empty: the runner's default, 2 (1 with -vm-icount).
 
 KERNEL       ?= debian-6.1
 MODULES      ?=
-VM_CPUS      ?= 2
+VM_CPUS      ?=
 VM_MEM       ?= 2048
 VM_TIMEOUT   ?= 40m
 VMCHECK_ARGS ?=

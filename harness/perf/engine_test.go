@@ -284,7 +284,7 @@ func TestCheckReporting(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
-	e := &Experiment{Suite: "perf_unit", Name: "noverify", Base: spinCond("a", 10), Cond: spinCond("b", 10), OpsPerRun: 16}
+	e := &Experiment{Suite: "perf_unit", Name: "noverify", Base: spinCond("a", 2000), Cond: spinCond("b", 2000), OpsPerRun: 64}
 	if _, err := e.Measure(testOptions("gate"), time.Time{}); err == nil || !strings.Contains(err.Error(), "no Verify") {
 		t.Errorf("experiment without Verify: err %v, want a refusal", err)
 	}

@@ -27,6 +27,8 @@ type Env struct {
 	FSDev    string   `json:"fs_dev,omitempty"` // major:minor of the filesystem under test
 	Foreign  []string `json:"foreign_marks"`    // other processes' fsnotify marks on that filesystem
 	Warnings []string `json:"warnings,omitempty"`
+	// Clock is the clock the chunks were timed with (ReadClock).
+	Clock *ClockInfo `json:"clock,omitempty"`
 }
 
 // Line renders the environment as one diagnostic line.
@@ -39,6 +41,9 @@ func (e *Env) Line() string {
 		} else {
 			s += fmt.Sprintf(", %d FOREIGN fsnotify marks on it (first: %s)", len(e.Foreign), e.Foreign[0])
 		}
+	}
+	if e.Clock != nil {
+		s += ", " + e.Clock.String()
 	}
 	for _, w := range e.Warnings {
 		s += "; " + w

@@ -3,6 +3,7 @@ package perf
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 
@@ -58,21 +59,46 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Number is a float64 that JSON can always carry: NaN and the infinities
-// (a statistic that could not be computed) are written as null and read back
-// as NaN.
+// Number is a float64 that JSON can always carry (encoding/json refuses NaN
+// and the infinities: "json: unsupported value: +Inf"): NaN (a statistic
+// that could not be computed) is written as null, +Inf and -Inf (a rate over
+// a block a coarse clock timed at 0) as the strings "+Inf" and "-Inf"; null
+// and the strings "NaN", "+Inf", "-Inf" are read back as such.
 type Number float64
 
-// MarshalJSON writes a non-finite Number as null.
+// MarshalJSON writes NaN as null and an infinity as a string.
 func (n Number) MarshalJSON() ([]byte, error) {
-	if p := finiteOrNil(float64(n)); p != nil {
-		return json.Marshal(*p)
+	switch x := float64(n); {
+	case math.IsNaN(x):
+		return []byte("null"), nil
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
+	default:
+		return json.Marshal(x)
 	}
-	return []byte("null"), nil
 }
 
-// UnmarshalJSON reads null as NaN.
+// UnmarshalJSON reads a number, null (NaN) or "NaN", "+Inf", "Inf", "-Inf".
 func (n *Number) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		switch str {
+		case "NaN":
+			*n = Number(math.NaN())
+		case "+Inf", "Inf":
+			*n = Number(math.Inf(1))
+		case "-Inf":
+			*n = Number(math.Inf(-1))
+		default:
+			return fmt.Errorf("perf: %q is not a number", str)
+		}
+		return nil
+	}
 	var p *float64
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
@@ -209,4 +235,83 @@ func ChangeCI(before, after []float64, confidence float64) Interval {
 		iv.Lo, iv.Hi = a.Lo/b.Hi, a.Hi/b.Lo
 	}
 	return iv
+}
+
+// runRecordJSON is RunRecord on the wire: its values as Numbers.
+type runRecordJSON struct {
+	Block  int               `json:"block"`
+	Pos    int               `json:"pos"`
+	Cond   string            `json:"cond"`
+	N      int               `json:"n"`
+	Ns     int64             `json:"ns"`
+	Values map[string]Number `json:"values"`
+}
+
+// MarshalJSON writes the values as Numbers (an infinite ops/s is "+Inf").
+func (r RunRecord) MarshalJSON() ([]byte, error) {
+	w := runRecordJSON{Block: r.Block, Pos: r.Pos, Cond: r.Cond, N: r.N, Ns: r.Ns, Values: make(map[string]Number, len(r.Values))}
+	for k, v := range r.Values {
+		w.Values[k] = Number(v)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *RunRecord) UnmarshalJSON(b []byte) error {
+	var w runRecordJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = RunRecord{Block: w.Block, Pos: w.Pos, Cond: w.Cond, N: w.N, Ns: w.Ns, Values: make(map[string]float64, len(w.Values))}
+	for k, v := range w.Values {
+		r.Values[k] = float64(v)
+	}
+	return nil
+}
+
+// resultJSON is Result on the wire: its float fields as Numbers (the fields
+// named here shadow the embedded ones of the same JSON name).
+type resultJSON struct {
+	*resultAlias
+	Inject         Number   `json:"inject,omitempty"`
+	SpinNs         Number   `json:"spin_ns_per_iter,omitempty"`
+	Seconds        Number   `json:"seconds"`
+	Confidence     Number   `json:"confidence"`
+	LookConfidence Number   `json:"look_confidence"`
+	Precision      Number   `json:"precision,omitempty"`
+	ClockNs        Number   `json:"clock_ns,omitempty"`
+	InjectWant     Number   `json:"inject_predicted,omitempty"`
+	Gate           gateJSON `json:"gate"`
+}
+
+type resultAlias Result
+
+type gateJSON struct {
+	Metric    string `json:"metric"`
+	Max       Number `json:"max"`
+	Why       string `json:"why,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+}
+
+// MarshalJSON writes a non-finite float field as a Number does.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{
+		resultAlias: (*resultAlias)(&r), Inject: Number(r.Inject), SpinNs: Number(r.SpinNs), Seconds: Number(r.Seconds),
+		Confidence: Number(r.Confidence), LookConfidence: Number(r.LookConfidence), Precision: Number(r.Precision),
+		ClockNs: Number(r.ClockNs), InjectWant: Number(r.InjectWant),
+		Gate: gateJSON{Metric: r.Gate.Metric, Max: Number(r.Gate.Max), Why: r.Gate.Why, DecidedBy: r.Gate.DecidedBy},
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	w := resultJSON{resultAlias: (*resultAlias)(r)}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	r.Inject, r.SpinNs, r.Seconds = float64(w.Inject), float64(w.SpinNs), float64(w.Seconds)
+	r.Confidence, r.LookConfidence, r.Precision = float64(w.Confidence), float64(w.LookConfidence), float64(w.Precision)
+	r.ClockNs, r.InjectWant = float64(w.ClockNs), float64(w.InjectWant)
+	r.Gate = Gate{Metric: w.Gate.Metric, Max: float64(w.Gate.Max), Why: w.Gate.Why, DecidedBy: w.Gate.DecidedBy}
+	return nil
 }

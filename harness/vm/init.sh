@@ -122,6 +122,9 @@ if [ "$gcov" = 1 ]; then
 	fi
 	gcov_snapshot /tmp/gcov.out/boot
 fi
+# The clock the perf engine reads (jiffies would be too coarse to time a
+# chunk; under -icount the TSC counts instructions).
+say clocksource "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 say start
 cd /tmp
 export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results

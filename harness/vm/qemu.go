@@ -95,9 +95,19 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 	if c.ExtraAppend != "" {
 		appendLine += " " + c.ExtraAppend
 	}
-	return []string{
+	accelArgs := []string{"-accel", accel}
+	if c.ICount && accel == "tcg" {
+		// One host thread runs every vCPU in turn (-icount cannot count
+		// instructions of vCPUs running in parallel), and the virtual clock
+		// advances 2^0 ns per instruction; sleep=off: when every vCPU is idle
+		// the clock jumps to the next timer instead of waiting in real time.
+		accelArgs = []string{"-accel", "tcg,thread=single", "-icount", "shift=0,sleep=off"}
+	}
+	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-accel", accel, "-cpu", cpu,
+	}
+	args = append(args, accelArgs...)
+	return append(args, "-cpu", cpu,
 		"-m", strconv.Itoa(c.MemMB),
 		// Without ACPI only -smp with explicit sockets gives the guest all CPUs.
 		"-smp", fmt.Sprintf("%d,sockets=%d,cores=1,threads=1", c.CPUs, c.CPUs),
@@ -106,7 +116,7 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 		"-chardev", "file,id=out,path=/proc/self/fd/4", "-serial", "chardev:out",
 		"-chardev", "file,id=err,path=/proc/self/fd/5", "-serial", "chardev:err",
 		"-monitor", "none",
-	}
+	)
 }
 
 type line struct {
@@ -430,6 +440,8 @@ func (m *monitor) outLine(s string) error {
 		case "modfail":
 			m.cfg.progressf("warning: insmod %s failed (see vm-console.log)", strings.Join(f[1:], " "))
 		case "rng":
+		case "clocksource":
+			m.cfg.progressf("guest clocksource: %s", strings.Join(f[1:], " "))
 		case "start":
 			m.running = true
 			m.cfg.progressf("%s runner started", m.elapsed())

@@ -47,6 +47,15 @@ const (
 	DefaultBootTimeout = 2 * time.Minute
 )
 
+// ICountCPUs is the guest CPU count of ICount when Config.CPUs is 0. One:
+// single-threaded TCG runs the vCPUs one at a time and counts the
+// instructions of all of them in the one virtual clock, so a second vCPU adds
+// nothing to a measurement but its own instructions (timer ticks, a helper
+// thread's work), and Debian's 6.1 under -icount with 2 vCPUs stopped at
+// "smp: Bringing up secondary CPUs" (no console line within the 2 min boot
+// timeout).
+const ICountCPUs = 1
+
 // DefaultTCGArgs are runner flags put before Config.Args when the guest runs
 // under TCG emulation, which is 5 to 20 times slower than the host: longer
 // per-binary and per-case deadlines. Flags given in Args come later and win.
@@ -75,7 +84,8 @@ type Config struct {
 	KernelConfig string
 	// MemMB is the guest memory in MiB (DefaultMemMB when 0).
 	MemMB int
-	// CPUs is the guest CPU count (DefaultCPUs when 0).
+	// CPUs is the guest CPU count (DefaultCPUs when 0, ICountCPUs with
+	// ICount).
 	CPUs int
 	// Timeout bounds the whole run, boot to power-off (DefaultTimeout when 0).
 	Timeout time.Duration
@@ -105,6 +115,15 @@ type Config struct {
 	// KVM (TCG emulation) their numbers mean nothing, so by default they are
 	// left out; with KVM every binary is included.
 	IncludePerf bool
+	// ICount runs the guest in instruction-count mode: qemu TCG, one thread
+	// for all vCPUs, "-icount shift=0,sleep=off" (the guest's virtual clock
+	// advances 1 ns per executed instruction, and jumps over idle time), the
+	// perf binaries included, the guest runner told through PerfClockEnv
+	// (the perf engine then reports instructions per operation), and the
+	// kernel given "clocksource=tsc tsc=reliable" (the TSC follows the
+	// instruction count) unless ExtraAppend names a clocksource. KVM is
+	// refused: it has no instruction counter.
+	ICount bool
 	// IsPerf reports whether a binary of BinDir is a perf binary; nil means
 	// DefaultIsPerf.
 	IsPerf func(name string) bool
@@ -123,7 +142,8 @@ type Config struct {
 	// WorkDir holds the initramfs and logs; a temporary directory, removed
 	// afterwards, when empty.
 	WorkDir string
-	// ExtraAppend is appended to the kernel command line.
+	// ExtraAppend is appended to the kernel command line (after the
+	// runner's own parameters and, with ICount, the clocksource ones).
 	ExtraAppend string
 	// GcovDir, when set, asks for the kernel's gcov counters (make coverage):
 	// the guest mounts debugfs and copies every .gcda file under
@@ -138,6 +158,55 @@ type Config struct {
 	GcovDir string
 
 	modVersion string // version of the module tree put in the guest
+}
+
+// Environment of the guest runner, set by /init from run.conf (the perf
+// engine, harness/perf, reads them).
+const (
+	// AccelEnv names the accelerator the guest runs under: "kvm", "tcg" or
+	// "tcg-icount" (ICount).
+	AccelEnv = "FSNSUITE_GUEST_ACCEL"
+	// PerfClockEnv is "icount" with ICount: the guest clock counts
+	// instructions, not time.
+	PerfClockEnv = "FSNSUITE_PERF_CLOCK"
+)
+
+// ICountAppend is the kernel command line ICount adds: the TSC as the
+// clocksource (under -icount qemu derives it from the instruction count, so
+// it is exact and monotonic; the kernel's TSC checks and the clocksource
+// watchdog, which compare it with the HPET under emulation, are skipped).
+const ICountAppend = "clocksource=tsc tsc=reliable"
+
+// applyMode picks the accelerator (TCG for ICount) and sets what the guest
+// is told: AccelEnv, and with ICount PerfClockEnv and ICountAppend (unless
+// ExtraAppend names a clocksource). mode is the accelerator as the guest
+// hears it ("tcg-icount" with ICount).
+func (c *Config) applyMode() (accel, mode string, err error) {
+	want := c.Accel
+	if c.ICount {
+		if want == "" {
+			want = "tcg"
+		}
+		if want != "tcg" {
+			return "", "", &Error{Kind: "qemu", Msg: "instruction-count mode (-icount) needs TCG emulation; KVM has no instruction counter"}
+		}
+	}
+	if accel, err = chooseAccel(want); err != nil {
+		return "", "", err
+	}
+	mode = accel
+	if c.ICount {
+		mode = "tcg-icount"
+	}
+	c.Env = append(append([]string(nil), c.Env...), AccelEnv+"="+mode)
+	if c.ICount {
+		c.Env = append(c.Env, PerfClockEnv+"=icount")
+		if !strings.Contains(c.ExtraAppend, "clocksource=") {
+			c.ExtraAppend = strings.TrimSpace(ICountAppend + " " + c.ExtraAppend)
+		}
+		c.progressf("instruction-count mode: qemu -accel tcg,thread=single -icount shift=0,sleep=off (1 guest ns per instruction); perf figures are instructions per operation")
+	}
+	return accel, mode, nil
 }
 
 // DefaultIsPerf reports binaries named perf_*, *_perf or *_bench as perf
@@ -181,6 +250,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = DefaultCPUs
+		if c.ICount {
+			c.CPUs = ICountCPUs
+		}
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -227,6 +299,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if err := cfg.setDefaults(); err != nil {
 		return 1, err
 	}
+	if cfg.ICount && cfg.Accel != "" && cfg.Accel != "tcg" {
+		return 1, &Error{Kind: "qemu", Msg: "instruction-count mode (-icount) needs TCG emulation; KVM has no instruction counter"}
+	}
 	if err := checkKernelImage(cfg.Kernel); err != nil {
 		return 1, err
 	}
@@ -237,11 +312,11 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if err != nil {
 		return 1, fmt.Errorf("vm: %s not found (install qemu-system-x86, e.g. scripts/vm/deps.sh): %w", cfg.QEMU, err)
 	}
-	accel, err := chooseAccel(cfg.Accel)
+	accel, mode, err := cfg.applyMode()
 	if err != nil {
 		return 1, err
 	}
-	cfg.progressf("kernel %s, accel %s, %d CPUs, %d MiB", cfg.Kernel, accel, cfg.CPUs, cfg.MemMB)
+	cfg.progressf("kernel %s, accel %s, %d CPUs, %d MiB", cfg.Kernel, mode, cfg.CPUs, cfg.MemMB)
 
 	work := cfg.WorkDir
 	if work == "" {
@@ -264,7 +339,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 			cfg.progressf("TCG emulation is slow: runner gets %s (flags given later win)", strings.Join(pre, " "))
 		}
 	}
-	withPerf := cfg.IncludePerf || accel == "kvm"
+	withPerf := cfg.IncludePerf || cfg.ICount || accel == "kvm"
 	start := time.Now()
 	initrd, skipped, err := buildInitramfs(&cfg, work, withPerf)
 	if err != nil {

@@ -410,3 +410,38 @@ echo "FSNSUITE-VM done" >&4
 		})
 	}
 }
+
+func TestQEMUArgsICount(t *testing.T) {
+	c := &Config{Kernel: "/k", MemMB: 512, CPUs: 1, ExtraAppend: "x=1"}
+	args := strings.Join(c.qemuArgs("tcg", "/initrd"), " ")
+	if !strings.Contains(args, "-accel tcg -cpu max") || strings.Contains(args, "icount") {
+		t.Errorf("plain TCG: %s", args)
+	}
+	c.ICount = true
+	args = strings.Join(c.qemuArgs("tcg", "/initrd"), " ")
+	if !strings.Contains(args, "-accel tcg,thread=single -icount shift=0,sleep=off -cpu max") || !strings.Contains(args, "random.trust_cpu=on x=1") {
+		t.Errorf("icount: %s", args)
+	}
+}
+
+// TestICountConfig: -vm-icount refuses KVM, and tells the guest.
+func TestICountConfig(t *testing.T) {
+	c := Config{Kernel: "/nonexistent", BinDir: t.TempDir(), ICount: true, Accel: "kvm"}
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "KVM has no instruction counter") {
+		t.Errorf("icount with KVM: %v", err)
+	}
+	c = Config{ICount: true, ExtraAppend: "quiet"}
+	accel, mode, err := c.applyMode()
+	if err != nil || accel != "tcg" || mode != "tcg-icount" || c.ExtraAppend != "clocksource=tsc tsc=reliable quiet" ||
+		strings.Join(c.Env, " ") != "FSNSUITE_GUEST_ACCEL=tcg-icount FSNSUITE_PERF_CLOCK=icount" {
+		t.Errorf("icount: %s %s %v append %q env %q", accel, mode, err, c.ExtraAppend, c.Env)
+	}
+	c = Config{ICount: true, ExtraAppend: "clocksource=hpet"}
+	if _, _, err := c.applyMode(); err != nil || c.ExtraAppend != "clocksource=hpet" {
+		t.Errorf("a clocksource given: append %q (%v)", c.ExtraAppend, err)
+	}
+	c = Config{Accel: "tcg"}
+	if _, mode, err := c.applyMode(); err != nil || mode != "tcg" || strings.Join(c.Env, " ") != "FSNSUITE_GUEST_ACCEL=tcg" || c.ExtraAppend != "" {
+		t.Errorf("plain TCG: %s %v env %q append %q", mode, err, c.Env, c.ExtraAppend)
+	}
+}

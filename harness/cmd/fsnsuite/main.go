@@ -41,6 +41,8 @@ type vmRequest struct {
 	Args            []string // the runner's arguments inside the guest
 	Files           map[string]string
 	IncludePerf     bool
+	ICount          bool   // -vm-icount: qemu TCG with -icount, perf figures in instructions
+	Append          string // -vm-append: extra kernel command line
 }
 
 // runVM boots a kernel and runs the suite inside it (bootVM, vm.go); a test
@@ -49,7 +51,8 @@ var runVM = bootVM
 
 // vmFlags are the flags consumed on the host in VM mode, never passed to the guest.
 var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "vm-cpus": true,
-	"vm-timeout": true, "results": true, "dir": true, "f": true, "vm-file": true}
+	"vm-timeout": true, "results": true, "dir": true, "f": true, "vm-file": true,
+	"vm-icount": true, "vm-append": true}
 
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
@@ -106,6 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		vmMem       = fs.String("vm-mem", "", "VM mode: guest memory `size` (MiB, or with suffix M/G)")
 		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
+		vmICount    = fs.Bool("vm-icount", false, "VM mode: instruction-count mode: qemu TCG with -icount shift=0,sleep=off (1 guest ns per instruction), perf binaries included, perf figures in instructions per operation (time gates reported only)")
+		vmAppend    = fs.String("vm-append", "", "VM mode: append `args` to the guest kernel command line (e.g. clocksource=hpet)")
 		vmFiles     = map[string]string{}
 	)
 	fs.Func("vm-file", "VM mode: put host file `HOST=GUEST` at the absolute guest path GUEST (repeatable; e.g. a binary's input named in a -f runtest line; the guest's /results comes back as the results directory)", func(v string) error {
@@ -188,11 +193,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *kernel != "" {
 		return runInVM(ctx, fs, set, vmRequest{
 			Kernel: *kernel, Modules: *modules, CPUs: *vmCPUs, Timeout: *vmTimeout,
-			BinDir: binDir, IncludePerf: *perf, Files: vmFiles,
+			BinDir: binDir, IncludePerf: *perf, Files: vmFiles, ICount: *vmICount, Append: *vmAppend,
 		}, *vmMem, *runtest, *results, stderr)
 	}
 	if len(vmFiles) > 0 {
 		return fail("-vm-file is for VM mode (-kernel)")
+	}
+	for _, name := range []string{"vm-icount", "vm-append"} {
+		if set[name] {
+			return fail("-%s is for VM mode (-kernel)", name)
+		}
 	}
 
 	var bins []runner.Binary

@@ -299,3 +299,24 @@ func TestReportLabels(t *testing.T) {
 	assert.Equal(t, code, 2)
 	assert.Check(t, is.Contains(errb.String(), "2 labels for 1 results directory"))
 }
+
+func TestVMICountFlags(t *testing.T) {
+	var got vmRequest
+	old := runVM
+	t.Cleanup(func() { runVM = old })
+	runVM = func(_ context.Context, r vmRequest) (int, error) { got = r; return 0, nil }
+	var out, errb bytes.Buffer
+	code := run([]string{"-kernel", "/boot/vmlinuz", "-vm-icount", "-vm-append", "clocksource=hpet quiet", "-run", "^perf_",
+		"-results", "/tmp/r"}, &out, &errb)
+	assert.Equal(t, code, 0, errb.String())
+	assert.Equal(t, got.ICount, true)
+	assert.Equal(t, got.Append, "clocksource=hpet quiet")
+	// Host-side flags, not the guest runner's.
+	assert.DeepEqual(t, got.Args, []string{"-run=^perf_"})
+	for _, f := range []string{"-vm-icount", "-vm-append=x"} {
+		errb.Reset()
+		code = run([]string{f, "-dir", t.TempDir()}, &out, &errb)
+		assert.Equal(t, code, 2)
+		assert.Assert(t, is.Contains(errb.String(), "is for VM mode"))
+	}
+}

@@ -23,6 +23,8 @@ func bootVM(ctx context.Context, r vmRequest) (int, error) {
 		Stderr:      os.Stderr,
 		Progress:    os.Stderr,
 		IncludePerf: r.IncludePerf,
+		ICount:      r.ICount,
+		ExtraAppend: r.Append,
 		IsPerf:      func(name string) bool { return runner.Binary{Name: name}.IsPerf() },
 		ResultsDir:  r.ResultsDir,
 	})
