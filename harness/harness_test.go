@@ -198,7 +198,7 @@ func TestStoppedCaseProcessCostsOneCase(t *testing.T) {
     1..3
     ok 1 one
     # two: the supervisor killed the case process while this subtest ran
-    ok 2 two # SKIP not run: the supervisor killed the case process during stop_in_subtest
+    not ok 2 two # TIMEOUT 0.5 seconds
     ok 3 three # SKIP not run: the supervisor killed the case process during stop_in_subtest
 not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
 `
@@ -210,7 +210,8 @@ not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
 
 // A case with declared subtests that crashes its process keeps its leaves
 // (CI history keys on them), as a timed-out case does: the subtests that
-// ended as they ended, the one running and the later ones skipped as not run.
+// ended as they ended, the one running failed (a leaf-reading CI must see
+// the leaf that crashed fail), the later ones skipped as not run.
 func TestCrashKeepsDeclaredLeaves(t *testing.T) {
 	requireRoot(t)
 	r := runBin(t, nil, "-run", "^(crash_in_subtest|after)$", "-timeout", "10s")
@@ -221,9 +222,29 @@ func TestCrashKeepsDeclaredLeaves(t *testing.T) {
     ok 1 one
     ok 2 two # SKIP reason two
     # three: the case process died while this subtest ran
-    ok 3 three # SKIP not run: the case process died during crash_in_subtest
+    not ok 3 three
     ok 4 four # SKIP not run: the case process died during crash_in_subtest
 not ok 1 crash_in_subtest
+`
+	assert.Check(t, is.Contains(r.stdout, want))
+	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))
+}
+
+// A case that overruns its deadline in a declared subtest keeps its leaves:
+// the subtest that was running is TIMEOUT, as the case is (not a skip, which
+// a CI reading leaves would count as nothing lost), the later ones skipped
+// as not run.
+func TestTimeoutInSubtestFailsThatLeaf(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(hang_in_subtest|after)$", "-timeout", "500ms")
+	assert.Equal(t, r.code, 1, r.stdout)
+	want := `    # Subtest: hang_in_subtest
+    1..3
+    ok 1 one
+    # two: running when hang_in_subtest was stopped
+    not ok 2 two # TIMEOUT 0.5 seconds
+    ok 3 three # SKIP not run: hang_in_subtest was stopped
+not ok 1 hang_in_subtest # TIMEOUT 0.5 seconds
 `
 	assert.Check(t, is.Contains(r.stdout, want))
 	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))

@@ -236,7 +236,9 @@ func timeoutResult(name string) tap.Result {
 // was killed (what says which: "the case process died"). A case with
 // declared subtests keeps its leaves, as a stopped case does
 // (caseProcess.writeStopped): the subtests that ended as the case process
-// told, the others skipped as not run, the one running noted with running.
+// told; the one running, noted with running, failed as res is (a TIMEOUT
+// where the supervisor killed it): CI that reads leaves must see the leaf
+// that hung or crashed fail, not skip; the others skipped as not run.
 // Their logs died with the process.
 func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res tap.Result, what, running string) {
 	if len(in.c.Subtests) == 0 {
@@ -254,10 +256,10 @@ func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res ta
 			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: s.reason})
 		case s.ended:
 			sw.Result(tap.Result{OK: false, Name: name})
+		case told && running != "":
+			sw.Diagf("%s: %s", name, running)
+			sw.Result(tap.Result{OK: false, Name: name, Directive: res.Directive, Reason: res.Reason})
 		default:
-			if told && running != "" {
-				sw.Diagf("%s: %s", name, running)
-			}
 			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: %s during %s", what, in.name)})
 		}
 	}

@@ -93,6 +93,12 @@ func main() {
 					})
 					t.Run("three", func(t *harness.T) {})
 				}},
+			{Name: "hang_in_subtest", Doc: "blocks in its second declared subtest until the watchdog fires", Subtests: []string{"one", "two", "three"},
+				Run: func(t *harness.T) {
+					t.Run("one", func(t *harness.T) {})
+					t.Run("two", func(t *harness.T) { select {} })
+					t.Run("three", func(t *harness.T) {})
+				}},
 			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
 			{Name: "undeclared_subtest", Doc: "runs a subtest without declaring it", Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) {})
