@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -248,6 +250,33 @@ not ok 1 hang_in_subtest # TIMEOUT 0.5 seconds
 `
 	assert.Check(t, is.Contains(r.stdout, want))
 	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))
+}
+
+// A reader of the binary's stdout that pauses (a pager, a slow console) for
+// longer than a case's deadline and grace blocks the case process in its
+// writes: that is no hang, and no case is killed for it. The binary's
+// stdout is a one-page pipe read only after 8 s; -timeout 500ms would let
+// the supervisor kill at 5.5 s.
+func TestPausedReaderIsNoTimeout(t *testing.T) {
+	requireRoot(t)
+	r, w, err := os.Pipe()
+	assert.NilError(t, err)
+	defer r.Close()
+	_, err = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 4096)
+	assert.NilError(t, err)
+	cmd := exec.Command(harnessBin, "-run", "^(chatty|after)$", "-v", "-timeout", "500ms")
+	cmd.Stdout = w
+	assert.NilError(t, cmd.Start())
+	w.Close()
+	time.Sleep(8 * time.Second)
+	out, err := io.ReadAll(r)
+	assert.NilError(t, err)
+	err = cmd.Wait()
+	assert.Check(t, err == nil, "exit: %v", err)
+	tail := string(out[max(0, len(out)-1000):]) // the 256 KiB of log would bury the rest
+	assert.Check(t, strings.Contains(tail, "\nok 1 chatty\n"), "%s", tail)
+	assert.Check(t, strings.Contains(tail, "\nok 2 after\n"), "%s", tail)
+	assert.Check(t, !strings.Contains(tail, "TIMEOUT"), "%s", tail)
 }
 
 // A case process that ignores SIGTERM is SIGKILLed 2 s (killGrace) after the

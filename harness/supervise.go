@@ -37,7 +37,8 @@ import (
 //
 // The case process's watchdog cannot time out a process that does not run
 // (SIGSTOPped, frozen by a cgroup freezer): the supervisor keeps the deadline
-// too. It knows from the status pipe which case runs and since when; a case
+// too (but not while the binary's own stdout is not read: the case process
+// may then be blocked writing, caseOutput.writingFor). It knows from the status pipe which case runs and since when; a case
 // with no result caseKillGrace after its deadline, or a process silent that
 // long between cases, is ended by the supervisor with SIGKILL (which reaches
 // a stopped task and a cgroup v2 frozen one; a cgroup v1 frozen one is thawed
@@ -416,6 +417,14 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 		case <-overdue:
 			if got != nil {
 				continue // a signal is ending the process already
+			}
+			if end.output.writingFor() > 0 {
+				// Our stdout is not being read (a paused pager, a slow
+				// console): the case process may be blocked writing its
+				// results into a full pipe, not hung. The reader, not
+				// the case, holds it: look again a grace later.
+				overdueTimer.Reset(caseKillGrace)
+				continue
 			}
 			end.killed = killOverdue(pid, end.started > end.finished, time.Since(since))
 			gone = time.After(deathWait)
