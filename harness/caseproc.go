@@ -262,8 +262,10 @@ func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string,
 		p.w.Result(res)
 		return
 	}
-	// Keep the case's leaves: the subtests that finished as they ended,
-	// the others skipped as not run.
+	// Keep the case's leaves: the subtests that finished as they ended, a
+	// subtest still running failed as the case is (TIMEOUT on a deadline:
+	// the leaf that hung must not read as a skip), the others skipped as
+	// not run.
 	sw := p.w.Sub(in.name)
 	for _, name := range in.c.Subtests {
 		t.mu.Lock()
@@ -275,6 +277,11 @@ func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string,
 		t.mu.Unlock()
 		if c != nil && c.isFinished() {
 			writeT(sw, c, "")
+			continue
+		}
+		if c != nil {
+			sw.Diagf("%s: running when %s was stopped", name, in.name)
+			sw.Result(tap.Result{OK: false, Name: name, Directive: res.Directive, Reason: res.Reason})
 			continue
 		}
 		sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: %s was stopped", in.name)})

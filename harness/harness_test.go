@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -198,7 +200,7 @@ func TestStoppedCaseProcessCostsOneCase(t *testing.T) {
     1..3
     ok 1 one
     # two: the supervisor killed the case process while this subtest ran
-    ok 2 two # SKIP not run: the supervisor killed the case process during stop_in_subtest
+    not ok 2 two # TIMEOUT 0.5 seconds
     ok 3 three # SKIP not run: the supervisor killed the case process during stop_in_subtest
 not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
 `
@@ -210,7 +212,8 @@ not ok 2 stop_in_subtest # TIMEOUT 0.5 seconds
 
 // A case with declared subtests that crashes its process keeps its leaves
 // (CI history keys on them), as a timed-out case does: the subtests that
-// ended as they ended, the one running and the later ones skipped as not run.
+// ended as they ended, the one running failed (a leaf-reading CI must see
+// the leaf that crashed fail), the later ones skipped as not run.
 func TestCrashKeepsDeclaredLeaves(t *testing.T) {
 	requireRoot(t)
 	r := runBin(t, nil, "-run", "^(crash_in_subtest|after)$", "-timeout", "10s")
@@ -221,12 +224,59 @@ func TestCrashKeepsDeclaredLeaves(t *testing.T) {
     ok 1 one
     ok 2 two # SKIP reason two
     # three: the case process died while this subtest ran
-    ok 3 three # SKIP not run: the case process died during crash_in_subtest
+    not ok 3 three
     ok 4 four # SKIP not run: the case process died during crash_in_subtest
 not ok 1 crash_in_subtest
 `
 	assert.Check(t, is.Contains(r.stdout, want))
 	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))
+}
+
+// A case that overruns its deadline in a declared subtest keeps its leaves:
+// the subtest that was running is TIMEOUT, as the case is (not a skip, which
+// a CI reading leaves would count as nothing lost), the later ones skipped
+// as not run.
+func TestTimeoutInSubtestFailsThatLeaf(t *testing.T) {
+	requireRoot(t)
+	r := runBin(t, nil, "-run", "^(hang_in_subtest|after)$", "-timeout", "500ms")
+	assert.Equal(t, r.code, 1, r.stdout)
+	want := `    # Subtest: hang_in_subtest
+    1..3
+    ok 1 one
+    # two: running when hang_in_subtest was stopped
+    not ok 2 two # TIMEOUT 0.5 seconds
+    ok 3 three # SKIP not run: hang_in_subtest was stopped
+not ok 1 hang_in_subtest # TIMEOUT 0.5 seconds
+`
+	assert.Check(t, is.Contains(r.stdout, want))
+	assert.Check(t, is.Contains(r.stdout, "\nok 2 after\n"))
+}
+
+// A reader of the binary's stdout that pauses (a pager, a slow console) for
+// longer than a case's deadline and grace blocks the case process in its
+// writes: that is no hang, and no case is killed for it. The binary's
+// stdout is a one-page pipe read only after 8 s; -timeout 500ms would let
+// the supervisor kill at 5.5 s.
+func TestPausedReaderIsNoTimeout(t *testing.T) {
+	requireRoot(t)
+	r, w, err := os.Pipe()
+	assert.NilError(t, err)
+	defer r.Close()
+	_, err = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 4096)
+	assert.NilError(t, err)
+	cmd := exec.Command(harnessBin, "-run", "^(chatty|after)$", "-v", "-timeout", "500ms")
+	cmd.Stdout = w
+	assert.NilError(t, cmd.Start())
+	w.Close()
+	time.Sleep(8 * time.Second)
+	out, err := io.ReadAll(r)
+	assert.NilError(t, err)
+	err = cmd.Wait()
+	assert.Check(t, err == nil, "exit: %v", err)
+	tail := string(out[max(0, len(out)-1000):]) // the 256 KiB of log would bury the rest
+	assert.Check(t, strings.Contains(tail, "\nok 1 chatty\n"), "%s", tail)
+	assert.Check(t, strings.Contains(tail, "\nok 2 after\n"), "%s", tail)
+	assert.Check(t, !strings.Contains(tail, "TIMEOUT"), "%s", tail)
 }
 
 // A case process that ignores SIGTERM is SIGKILLed 2 s (killGrace) after the

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // stdoutWriter is the binary's stdout as the supervisor writes it: it keeps
@@ -51,6 +53,11 @@ type caseOutput struct {
 	out     io.Writer
 	partial []byte
 	results map[int]outcome // by result number (case index + 1)
+	// writing is when the write to out in progress began (UnixNano), 0
+	// when none is: a reader of the binary's stdout that does not read (a
+	// paused pager, a slow console) holds it, and the case process, whose
+	// pipe then fills, blocks writing its results (writingFor).
+	writing atomic.Int64
 }
 
 func newCaseOutput(out io.Writer) *caseOutput {
@@ -66,7 +73,9 @@ var resultLine = regexp.MustCompile(`^(not )?ok ([0-9]+)\b(.*)$`)
 func (c *caseOutput) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.writing.Store(time.Now().UnixNano())
 	c.out.Write(p)
+	c.writing.Store(0)
 	c.partial = append(c.partial, p...)
 	for {
 		i := bytes.IndexByte(c.partial, '\n')
@@ -87,6 +96,15 @@ func (c *caseOutput) Write(p []byte) (int, error) {
 		c.partial = c.partial[i+1:]
 	}
 	return len(p), nil
+}
+
+// writingFor is how long the write of the case process's output to the
+// binary's stdout has been going on, 0 when none is.
+func (c *caseOutput) writingFor() time.Duration {
+	if t := c.writing.Load(); t != 0 {
+		return time.Since(time.Unix(0, t))
+	}
+	return 0
 }
 
 // result reports whether the case process wrote result number n, and which.

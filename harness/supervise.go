@@ -37,7 +37,8 @@ import (
 //
 // The case process's watchdog cannot time out a process that does not run
 // (SIGSTOPped, frozen by a cgroup freezer): the supervisor keeps the deadline
-// too. It knows from the status pipe which case runs and since when; a case
+// too (but not while the binary's own stdout is not read: the case process
+// may then be blocked writing, caseOutput.writingFor). It knows from the status pipe which case runs and since when; a case
 // with no result caseKillGrace after its deadline, or a process silent that
 // long between cases, is ended by the supervisor with SIGKILL (which reaches
 // a stopped task and a cgroup v2 frozen one; a cgroup v1 frozen one is thawed
@@ -236,7 +237,9 @@ func timeoutResult(name string) tap.Result {
 // was killed (what says which: "the case process died"). A case with
 // declared subtests keeps its leaves, as a stopped case does
 // (caseProcess.writeStopped): the subtests that ended as the case process
-// told, the others skipped as not run, the one running noted with running.
+// told; the one running, noted with running, failed as res is (a TIMEOUT
+// where the supervisor killed it): CI that reads leaves must see the leaf
+// that hung or crashed fail, not skip; the others skipped as not run.
 // Their logs died with the process.
 func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res tap.Result, what, running string) {
 	if len(in.c.Subtests) == 0 {
@@ -254,10 +257,10 @@ func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res ta
 			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: s.reason})
 		case s.ended:
 			sw.Result(tap.Result{OK: false, Name: name})
+		case told && running != "":
+			sw.Diagf("%s: %s", name, running)
+			sw.Result(tap.Result{OK: false, Name: name, Directive: res.Directive, Reason: res.Reason})
 		default:
-			if told && running != "" {
-				sw.Diagf("%s: %s", name, running)
-			}
 			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: %s during %s", what, in.name)})
 		}
 	}
@@ -414,6 +417,14 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 		case <-overdue:
 			if got != nil {
 				continue // a signal is ending the process already
+			}
+			if end.output.writingFor() > 0 {
+				// Our stdout is not being read (a paused pager, a slow
+				// console): the case process may be blocked writing its
+				// results into a full pipe, not hung. The reader, not
+				// the case, holds it: look again a grace later.
+				overdueTimer.Reset(caseKillGrace)
+				continue
 			}
 			end.killed = killOverdue(pid, end.started > end.finished, time.Since(since))
 			gone = time.After(deathWait)

@@ -17,8 +17,9 @@ type LeafChange struct {
 	// "skip"), or "absent" when the run has no such leaf.
 	Before, After string
 	// Why is the after run's first diagnostic line or skip reason (the
-	// before run's when the leaf is absent after).
-	Why string
+	// before run's when the leaf is absent after); WhyBefore the before
+	// run's, for a leaf that failed in both.
+	Why, WhyBefore string
 }
 
 // FigureChange is one measurement present in both runs.
@@ -35,14 +36,18 @@ type FigureChange struct {
 // verdicts, and to its figures.
 type Diff struct {
 	Before, After *Results
-	// Regressions went from pass (or skip) to fail; Fixes from fail to pass.
+	// Regressions went from pass (or skip) to fail, or fail after and are
+	// absent before (a binary_verdict leaf: a binary that timed out or
+	// crashed as a whole; a binary that could not list its cases); Fixes
+	// the other way round.
 	Regressions, Fixes []LeafChange
-	// FailBoth failed in both runs: not caused by the change.
+	// FailBoth failed in both runs (for the same or for another reason:
+	// both reasons are kept).
 	FailBoth []LeafChange
-	// SkipChanged went between skip and pass, or changed skip reason class.
+	// SkipChanged went between skip and pass.
 	SkipChanged []LeafChange
 	// OnlyBefore and OnlyAfter are leaves one run lacks (a binary left out,
-	// a case added).
+	// a case added) that do not fail in the run that has them.
 	OnlyBefore, OnlyAfter []LeafChange
 	Figures               []FigureChange
 	// Same counts leaves with the same verdict in both runs.
@@ -59,13 +64,21 @@ func CompareResults(a, b *Results) *Diff {
 	for _, p := range sortedKeys(before) {
 		la, lb := before[p], after[p]
 		if lb == nil {
-			d.OnlyBefore = append(d.OnlyBefore, LeafChange{Path: p, Before: ResultWord(la.Node.Status), After: "absent", Why: why(la.Node)})
+			ch := LeafChange{Path: p, Before: ResultWord(la.Node.Status), After: "absent", Why: why(la.Node)}
+			if ch.Before == "fail" {
+				// What failed before is gone: a fix only in the sense
+				// of the verdict, listed with the fixes.
+				d.Fixes = append(d.Fixes, ch)
+			} else {
+				d.OnlyBefore = append(d.OnlyBefore, ch)
+			}
 			continue
 		}
 		wa, wb := ResultWord(la.Node.Status), ResultWord(lb.Node.Status)
 		ch := LeafChange{Path: p, Before: wa, After: wb, Why: why(lb.Node)}
 		switch {
 		case wa == "fail" && wb == "fail":
+			ch.WhyBefore = why(la.Node)
 			d.FailBoth = append(d.FailBoth, ch)
 		case wb == "fail":
 			d.Regressions = append(d.Regressions, ch)
@@ -81,7 +94,15 @@ func CompareResults(a, b *Results) *Diff {
 	for _, p := range sortedKeys(after) {
 		if before[p] == nil {
 			lb := after[p]
-			d.OnlyAfter = append(d.OnlyAfter, LeafChange{Path: p, Before: "absent", After: ResultWord(lb.Node.Status), Why: why(lb.Node)})
+			ch := LeafChange{Path: p, Before: "absent", After: ResultWord(lb.Node.Status), Why: why(lb.Node)}
+			if ch.After == "fail" {
+				// A failing leaf the before run lacks (a binary that
+				// timed out or could not list its cases, whose leaves
+				// are then absent) is a pass/fail difference.
+				d.Regressions = append(d.Regressions, ch)
+			} else {
+				d.OnlyAfter = append(d.OnlyAfter, ch)
+			}
 		}
 	}
 	return d
@@ -169,19 +190,31 @@ func (d *Diff) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\n%s (%d):\n", title, len(cs))
 		for _, c := range cs {
-			fmt.Fprintf(&b, "  %-5s -> %-6s %s", c.Before, c.After, c.Path)
-			if c.Why != "" {
-				fmt.Fprintf(&b, "\n                 %s", c.Why)
+			fmt.Fprintf(&b, "  %-6s -> %-6s %s", c.Before, c.After, c.Path)
+			if c.WhyBefore != "" && c.WhyBefore != c.Why {
+				fmt.Fprintf(&b, "\n                  before: %s", c.WhyBefore)
+				fmt.Fprintf(&b, "\n                  after:  %s", c.Why)
+			} else if c.Why != "" {
+				fmt.Fprintf(&b, "\n                  %s", c.Why)
 			}
 			b.WriteString("\n")
 		}
 	}
 	section("pass -> fail", d.Regressions)
 	section("fail -> pass", d.Fixes)
-	section("fail in both runs (not caused by the change)", d.FailBoth)
-	if n := len(d.SkipChanged) + len(d.OnlyBefore) + len(d.OnlyAfter); n > 0 {
-		fmt.Fprintf(&b, "\nother differences: %d between skip and pass, %d leaves only before, %d only after\n",
-			len(d.SkipChanged), len(d.OnlyBefore), len(d.OnlyAfter))
+	section("fail in both runs", d.FailBoth)
+	// A leaf that passed before and skips after lost its verdict: listed,
+	// though it is no pass/fail difference.
+	var lost []LeafChange
+	for _, c := range d.SkipChanged {
+		if c.Before == "pass" {
+			lost = append(lost, c)
+		}
+	}
+	section("pass -> skip (no verdict after)", lost)
+	if n := len(d.SkipChanged) - len(lost) + len(d.OnlyBefore) + len(d.OnlyAfter); n > 0 {
+		fmt.Fprintf(&b, "\nother differences: %d skip -> pass, %d leaves only before, %d only after (none failing)\n",
+			len(d.SkipChanged)-len(lost), len(d.OnlyBefore), len(d.OnlyAfter))
 	}
 	if len(d.Figures) > 0 {
 		fmt.Fprintf(&b, "\nfigures (after / before):\n")

@@ -18,8 +18,10 @@ func diffResults(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite diff BEFORE_DIR AFTER_DIR\n\n"+
 			"Compares two results directories leaf by leaf: pass -> fail and fail -> pass\n"+
-			"are the verdict; leaves that fail in both are listed apart, and figures both\n"+
-			"runs reported are shown side by side with their ratio.\n"+
+			"are the verdict (a failing leaf the other run lacks counts: a binary that\n"+
+			"failed as a whole); leaves that fail in both and leaves that passed before\n"+
+			"and skip after are listed apart, and figures both runs reported are shown\n"+
+			"side by side with their ratio.\n"+
 			"Exit status: 0 no pass/fail difference, 1 a difference, 2 a usage error.\n")
 	}
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,6 +94,17 @@ func main() {
 					})
 					t.Run("three", func(t *harness.T) {})
 				}},
+			{Name: "hang_in_subtest", Doc: "blocks in its second declared subtest until the watchdog fires", Subtests: []string{"one", "two", "three"},
+				Run: func(t *harness.T) {
+					t.Run("one", func(t *harness.T) {})
+					t.Run("two", func(t *harness.T) { select {} })
+					t.Run("three", func(t *harness.T) {})
+				}},
+			{Name: "chatty", Doc: "logs 256 KiB (with -v), more than a pipe holds", Run: func(t *harness.T) {
+				for i := range 1024 {
+					t.Logf("line %04d %s", i, strings.Repeat("x", 240))
+				}
+			}},
 			{Name: "after", Doc: "passes after the cases that hang or crash", Run: func(t *harness.T) {}},
 			{Name: "undeclared_subtest", Doc: "runs a subtest without declaring it", Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) {})
