@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"golang.org/x/sys/unix"
 )
@@ -110,6 +111,7 @@ func Start() (*Actor, error) {
 		}
 		return nil, fmt.Errorf("start actor: %w", err)
 	}
+	ownproc.Started(cmd.Process.Pid)
 	a := &Actor{cmd: cmd, in: in, pid: cmd.Process.Pid, resp: make(chan Result, 16), dead: make(chan struct{})}
 	live.Store(a, struct{}{})
 	dec := json.NewDecoder(bufio.NewReader(out))
