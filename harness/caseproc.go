@@ -17,6 +17,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/internal/permhold"
 	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
@@ -238,9 +239,17 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 	// event "answered", a read that "failed") is the watchdog's doing, not
 	// the kernel's, and is not printed.
 	logs := t.freeze()
+	// Another program's unanswered permission event blocks a case as surely
+	// as a kernel bug: name any such group on the case's filesystem.
+	held := ""
+	if t.fs != nil {
+		if h := permhold.Describe(t.fs.Root); h != "" {
+			held = "; " + h
+		}
+	}
 	release()
 	p.writeStopped(t, in, logs,
-		fmt.Sprintf("deadline of %v passed; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout),
+		fmt.Sprintf("deadline of %v passed%s; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout, held),
 		tap.Result{OK: false, Name: in.name, Directive: tap.Timeout, Reason: seconds(Opts.Timeout) + " seconds"})
 	p.tell("done %d %s", i, outcomeNames[failed])
 	os.Exit(exitcode.Fail)
