@@ -17,6 +17,8 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/internal/permhold"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
 	"golang.org/x/sys/unix"
@@ -59,6 +61,9 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 		fmt.Fprintf(os.Stderr, "%s: case process: bad first case %q\n", s.Name, state)
 		return exitcode.Usage // a case process is never started by hand
 	}
+	// The supervisor and everything it starts are the suite's own processes
+	// (expect names events of any other program's).
+	ownproc.SetRoot(os.Getppid())
 	// The status pipe must not leak into actors, mkfs or helpers.
 	unix.CloseOnExec(statusFD)
 	// A crash report goes to the supervisor too (it dups the descriptor).
@@ -234,9 +239,17 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 	// event "answered", a read that "failed") is the watchdog's doing, not
 	// the kernel's, and is not printed.
 	logs := t.freeze()
+	// Another program's unanswered permission event blocks a case as surely
+	// as a kernel bug: name any such group on the case's filesystem.
+	held := ""
+	if t.fs != nil {
+		if h := permhold.Describe(t.fs.Root); h != "" {
+			held = "; " + h
+		}
+	}
 	release()
 	p.writeStopped(t, in, logs,
-		fmt.Sprintf("deadline of %v passed; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout),
+		fmt.Sprintf("deadline of %v passed%s; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout, held),
 		tap.Result{OK: false, Name: in.name, Directive: tap.Timeout, Reason: seconds(Opts.Timeout) + " seconds"})
 	p.tell("done %d %s", i, outcomeNames[failed])
 	os.Exit(exitcode.Fail)
@@ -309,6 +322,11 @@ func (p *caseProcess) report(t *T, in instance, force any) outcome {
 // settle decides a finished T's own state from its subtests: a case whose
 // every subtest skipped is a skip (with their reason), not a pass.
 func settle(t *T) {
+	if !t.failed && !t.skipped && t.undecided != "" {
+		t.skipped = true
+		t.skipReason = "undecided: events from another process (" + t.undecided + ") interfered"
+		return
+	}
 	if t.failed || t.skipped || len(t.subs) == 0 {
 		return
 	}

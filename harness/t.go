@@ -50,6 +50,7 @@ type T struct {
 	frozen     bool   // stopped by the watchdog or a signal: its log is closed
 	noHint     string // why a failure prints no kernel HINT (a per-user limit, a void measurement)
 	lacks      *Fix   // the fix whose absence the case saw (KernelLacks): its HINT is printed
+	undecided  string // the other programs whose events alone made a comparison differ (Interfered)
 
 	fs  *fixture.FS
 	dir string
@@ -341,6 +342,26 @@ func (t *T) Require(fs ...*feature.Feature) {
 			t.Skipf("%v", err)
 		}
 		t.Fatalf("%v", err)
+	}
+}
+
+// Interfered records that a comparison differed only by events of other
+// programs' processes (procs names them: "pid 4123 comm updatedb"), after
+// logging report. The case goes on; if nothing else fails it, it ends as a
+// skip "undecided: events from another process (procs) interfered" (with
+// -strict a failure, with no kernel HINT): what the kernel did for the
+// case's own operations was as wanted, and another program's use of the
+// same files is no verdict on fsnotify. expect's comparisons call it.
+func (t *T) Interfered(report, procs string) {
+	t.Helper()
+	t.Log(strings.TrimRight(report, "\n"))
+	t.mu.Lock()
+	if t.undecided == "" {
+		t.undecided = procs
+	}
+	t.mu.Unlock()
+	if Opts.Strict {
+		t.NoKernelHint("another program's events interfered; strict mode counts the undecided comparison as a failure")
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/internal/permhold"
 	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"golang.org/x/sys/unix"
 )
@@ -110,6 +112,7 @@ func Start() (*Actor, error) {
 		}
 		return nil, fmt.Errorf("start actor: %w", err)
 	}
+	ownproc.Started(cmd.Process.Pid)
 	a := &Actor{cmd: cmd, in: in, pid: cmd.Process.Pid, resp: make(chan Result, 16), dead: make(chan struct{})}
 	live.Store(a, struct{}{})
 	dec := json.NewDecoder(bufio.NewReader(out))
@@ -187,7 +190,8 @@ func KillAll() {
 
 // Pending is an operation sent but not yet answered.
 type Pending struct {
-	a *Actor
+	a  *Actor
+	op Op
 }
 
 // Send sends op without waiting for its answer; Wait collects it. Operations
@@ -202,7 +206,7 @@ func (a *Actor) Send(op Op) (*Pending, error) {
 	if _, err := a.in.Write(append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("send %s to actor: %w", op.Kind, err)
 	}
-	return &Pending{a: a}, nil
+	return &Pending{a: a, op: op}, nil
 }
 
 // ErrStillBlocked is returned by Wait when the operation has not finished.
@@ -223,9 +227,38 @@ func (p *Pending) Wait(d time.Duration) (Result, error) {
 		}
 		return Result{}, ErrDead
 	case <-t.C:
-		return Result{}, fmt.Errorf("after %v: %w", d, ErrStillBlocked)
+		path := p.op.Path
+		if path == "" && p.op.Fd > 0 {
+			path = fmt.Sprintf("/proc/%d/fd/%d", p.a.pid, p.op.Fd) // stat follows it to the file
+		}
+		return Result{}, &blockedError{d: d, path: path}
 	}
 }
+
+// blockedError is Wait's ErrStillBlocked. Its message names any other
+// program's fanotify group with permission marks on the operation's
+// filesystem (permhold), computed only when the message is asked for: cases
+// that expect the block check errors.Is and never pay for the /proc scan.
+type blockedError struct {
+	d    time.Duration
+	path string
+	once sync.Once
+	msg  string
+}
+
+func (e *blockedError) Error() string {
+	e.once.Do(func() {
+		e.msg = fmt.Sprintf("after %v: %v", e.d, ErrStillBlocked)
+		if e.path != "" {
+			if h := permhold.Describe(e.path); h != "" {
+				e.msg += " (" + h + ")"
+			}
+		}
+	})
+	return e.msg
+}
+
+func (e *blockedError) Unwrap() error { return ErrStillBlocked }
 
 // DefaultWait bounds the synchronous helpers.
 var DefaultWait = 10 * time.Second

@@ -16,6 +16,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/limits"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"golang.org/x/sys/unix"
 )
 
@@ -164,16 +165,102 @@ func check(t TB, did, r string) bool {
 	return false
 }
 
+// Interferer is the part of harness.T that records a comparison left
+// undecided because other programs' events made every difference: the case
+// becomes a skip "undecided: events from another process (...) interfered"
+// (a failure with -strict) unless something else fails it.
+type Interferer interface {
+	Interfered(report, procs string)
+}
+
+// verdict is a fanotify comparison's outcome: the report ("" when equal),
+// the other programs' processes whose events got holds, and whether dropping
+// their events leaves exactly the wanted list.
+type verdict struct {
+	report    string
+	procs     []ownproc.Process
+	explained bool
+}
+
+// fanotifyVerdict compares got with want (FanotifyEqual) and, when they
+// differ, names the processes outside the suite (ownproc.Foreign) behind any
+// received event. Only fanotify events carry a pid: an inotify difference
+// is never put down to another program (inotify(7): no pid at all).
+func fanotifyVerdict(got, want []fanotify.Event) verdict {
+	v := verdict{report: FanotifyEqual(got, want)}
+	if v.report == "" {
+		return v
+	}
+	seen := map[int]bool{}
+	var own []fanotify.Event
+	for _, e := range got {
+		p, foreign := ownproc.Foreign(e.Pid)
+		if !foreign {
+			own = append(own, e)
+			continue
+		}
+		if !seen[p.Pid] {
+			seen[p.Pid] = true
+			v.procs = append(v.procs, p)
+		}
+	}
+	if len(v.procs) > 0 {
+		v.report += "  events from another process: " + procList(v.procs) + "\n"
+		// Only a process still there, outside the suite's process tree,
+		// explains a difference: a pid that exited may have been one of
+		// the suite's own short-lived children that nothing recorded (an
+		// actor's exec'd program), and a kernel bug must not read as
+		// interference.
+		alive := true
+		for _, p := range v.procs {
+			alive = alive && !p.Gone
+		}
+		v.explained = alive && FanotifyEqual(own, want) == ""
+		if !alive && FanotifyEqual(own, want) == "" {
+			v.report += "  (a pid that exited cannot be told from the suite's own short-lived children: counted as a failure, not as interference)\n"
+		}
+	}
+	return v
+}
+
+// procList joins processes for a report: "pid 4123 comm updatedb, pid 4200 gone".
+func procList(ps []ownproc.Process) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, p.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// decide reports v as check does, except that a difference every part of
+// which is another program's events is recorded as undecided (Interferer)
+// when t can: then it returns true, the case's own events being as wanted.
+func decide(t TB, did string, v verdict) bool {
+	t.Helper()
+	if v.report == "" {
+		return true
+	}
+	if it, ok := t.(Interferer); ok && v.explained {
+		it.Interfered(fmt.Sprintf("events differ, only by events of other programs\n  did:  %s\n%s", did, strings.TrimRight(v.report, "\n")), procList(v.procs))
+		return true
+	}
+	return check(t, did, v.report)
+}
+
 // Fanotify fails t with a readable report when got differs from want. did
-// describes the setup and the operations in one line.
+// describes the setup and the operations in one line. Received events whose
+// pid belongs to a process outside the suite are named; when leaving them
+// out makes the lists equal, and t is an Interferer, the comparison is
+// undecided instead of failed.
 func Fanotify(t TB, did string, got, want []fanotify.Event) bool {
 	t.Helper()
-	r := FanotifyEqual(got, want)
-	if r != "" && countMask(got, func(e fanotify.Event) bool { return uint64(e.Mask)&unix.FAN_Q_OVERFLOW != 0 }) >
+	v := fanotifyVerdict(got, want)
+	if v.report != "" && countMask(got, func(e fanotify.Event) bool { return uint64(e.Mask)&unix.FAN_Q_OVERFLOW != 0 }) >
 		countMask(want, func(e fanotify.Event) bool { return uint64(e.Mask)&unix.FAN_Q_OVERFLOW != 0 }) {
-		r += "  " + limits.Overflow("fanotify", len(got)) + "\n"
+		v.report += "  " + limits.Overflow("fanotify", len(got)) + "\n"
+		v.explained = false
 	}
-	return check(t, did, r)
+	return decide(t, did, v)
 }
 
 // countMask counts the events of evs that match.
@@ -202,27 +289,27 @@ const Quiet = 30 * time.Millisecond
 // Listener is one queue a quiet check listens on (OnFanotify, OnInotify).
 type Listener struct {
 	name    string
-	collect func(d time.Duration) (report string, err error)
+	collect func(d time.Duration) (verdict, error)
 }
 
 // OnFanotify listens on group g, named name in the report ("" for none).
 // Any permission event that arrives is allowed (and reported), so that no
 // process stays blocked on it.
 func OnFanotify(name string, g *fanotify.Group) Listener {
-	return Listener{name: name, collect: func(d time.Duration) (string, error) {
+	return Listener{name: name, collect: func(d time.Duration) (verdict, error) {
 		got, err := g.Collect(d)
 		if aerr := g.Answer(got, fanotify.Allow); err == nil {
 			err = aerr
 		}
-		return FanotifyEqual(got, nil), err
+		return fanotifyVerdict(got, nil), err
 	}}
 }
 
 // OnInotify listens on instance in, named name in the report ("" for none).
 func OnInotify(name string, in *inotify.Instance) Listener {
-	return Listener{name: name, collect: func(d time.Duration) (string, error) {
+	return Listener{name: name, collect: func(d time.Duration) (verdict, error) {
 		got, err := in.Collect(d)
-		return InotifyEqual(got, nil), err
+		return verdict{report: InotifyEqual(got, nil)}, err
 	}}
 }
 
@@ -231,8 +318,8 @@ func OnInotify(name string, in *inotify.Instance) Listener {
 func QuietAll(t TB, did string, d time.Duration, ls ...Listener) bool {
 	t.Helper()
 	type result struct {
-		report string
-		err    error
+		v   verdict
+		err error
 	}
 	res := make([]result, len(ls))
 	var wg sync.WaitGroup
@@ -240,7 +327,7 @@ func QuietAll(t TB, did string, d time.Duration, ls ...Listener) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].report, res[i].err = l.collect(d)
+			res[i].v, res[i].err = l.collect(d)
 		}()
 	}
 	wg.Wait()
@@ -255,7 +342,7 @@ func QuietAll(t TB, did string, d time.Duration, ls ...Listener) bool {
 			ok = false
 			continue
 		}
-		if !check(t, fmt.Sprintf("%s; then nothing more within %v", what, d), res[i].report) {
+		if !decide(t, fmt.Sprintf("%s; then nothing more within %v", what, d), res[i].v) {
 			ok = false
 		}
 	}

@@ -251,3 +251,46 @@ func TestQuietAllOneWindow(t *testing.T) {
 	assert.Assert(t, is.Contains(r.errs[0], "did:  created x; a; then nothing more within 10ms"))
 	assert.Assert(t, is.Contains(r.errs[1], "did:  created x; b; then nothing more within 10ms"))
 }
+
+// interferer is a recorder that can also leave a comparison undecided.
+type interferer struct {
+	recorder
+	undecided []string
+}
+
+func (r *interferer) Interfered(report, procs string) { r.undecided = append(r.undecided, procs) }
+
+// An event of another program (pid 1 is no descendant of the test) that is
+// the whole difference leaves the comparison undecided, naming the process;
+// a difference that remains without it stays a failure, still naming it; a
+// TB that cannot record undecided comparisons fails as before.
+func TestForeignPidEventsAreUndecided(t *testing.T) {
+	own := fanotify.Event{Mask: unix.FAN_OPEN, Pid: int32(os.Getpid()), Path: "/mnt/file"}
+	foreign := fanotify.Event{Mask: unix.FAN_OPEN | unix.FAN_ONDIR, Pid: 1, Path: "/mnt"}
+	comm, err := os.ReadFile("/proc/1/comm")
+	assert.NilError(t, err)
+	name := "pid 1 comm " + strings.TrimSpace(string(comm))
+
+	var r interferer
+	assert.Assert(t, expect.Fanotify(&r, "open /file", []fanotify.Event{foreign, own}, []fanotify.Event{own}))
+	assert.DeepEqual(t, r.undecided, []string{name})
+	assert.Equal(t, len(r.errs), 0)
+
+	r = interferer{}
+	missing := fanotify.Event{Mask: unix.FAN_CLOSE_NOWRITE, Pid: own.Pid, Path: "/mnt/file"}
+	assert.Assert(t, !expect.Fanotify(&r, "open /file", []fanotify.Event{foreign, own}, []fanotify.Event{own, missing}))
+	assert.Equal(t, len(r.undecided), 0)
+	assert.Equal(t, len(r.errs), 1)
+	assert.Assert(t, is.Contains(r.errs[0], "events from another process: "+name))
+
+	var plain recorder
+	assert.Assert(t, !expect.Fanotify(&plain, "open /file", []fanotify.Event{foreign, own}, []fanotify.Event{own}))
+	assert.Equal(t, len(plain.errs), 1)
+
+	// pid 0 (outside the listener's pid namespace) cannot be told: a failure.
+	r = interferer{}
+	zero := foreign
+	zero.Pid = 0
+	assert.Assert(t, !expect.Fanotify(&r, "open /file", []fanotify.Event{zero, own}, []fanotify.Event{own}))
+	assert.Equal(t, len(r.undecided), 0)
+}
