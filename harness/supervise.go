@@ -353,6 +353,9 @@ func runCaseProcessFrom(first int, sigs <-chan os.Signal, counts *tally, out io.
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(r)
+		// A status line longer than bufio's default 64 KiB would end the
+		// loop, the supervisor would stop reading and lose its deadlines.
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}

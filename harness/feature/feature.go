@@ -211,10 +211,14 @@ var (
 // privilege says nothing about fsnotify: it is a skip, never a failure
 // with a kernel HINT.
 func Refusal(err error, privilege string) (reason string, ok bool) {
-	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) {
+	userns := InUserNamespace()
+	// EACCES is a refusal only in a user namespace (an LSM or a mount's
+	// rules against its root); as real root it rather means a setup
+	// defect, a read-only device or a directory's mode: a failure.
+	if !errors.Is(err, unix.EPERM) && !(userns && errors.Is(err, unix.EACCES)) {
 		return "", false
 	}
-	if InUserNamespace() {
+	if userns {
 		return fmt.Sprintf("%s (needs %s; this process is in a user namespace, whose capabilities do not count for it)", errnoName(err), privilege), true
 	}
 	return fmt.Sprintf("%s (needs %s; run as real root, or a seccomp filter or an LSM refuses it)", errnoName(err), privilege), true

@@ -30,8 +30,11 @@ var fidSince = map[string]string{"ext4": "5.1", "xfs": "5.1", "btrfs": "5.1", "t
 // no fsid (fanotify_test_fsid: "a filesystem with zero fsid"), EXDEV when
 // the marked object's fsid is not its superblock root's (a btrfs
 // subvolume), EOPNOTSUPP when it cannot encode file handles
-// (fanotify_test_fid). The probe places an inode mark on dir. Cached per
-// filesystem type: a binary mounts each type once.
+// (fanotify_test_fid). The probe places an inode mark on dir: it answers
+// for inode marks (since 6.8 a weak fsid is enough for an inode mark, and
+// handles must decode only for filesystem and mount marks, which a case
+// judges by its own call). Cached per (type, dir): a binary mounts each
+// type once.
 func FIDOn(typ, dir string) *Feature {
 	fidOnMu.Lock()
 	defer fidOnMu.Unlock()

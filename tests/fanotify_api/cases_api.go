@@ -143,10 +143,27 @@ func initFlagsInvalid(t *harness.T) {
 				r.accepted(t, r.flags)
 				return
 			}
+			if r.accepted != nil && feature.KernelAtLeast(threadPidfdSince) {
+				// The older rule is no longer allowed where every kernel
+				// has the newer one (a regression a probe of the same
+				// call could never catch).
+				t.Errorf("%s: %v on %s; since %s the kernel accepts it and reports thread pidfds (fanotify_user.c copy_event_to_user PIDFD_THREAD)",
+					call, err, feature.KernelRelease(), threadPidfdSince)
+				return
+			}
 			expect.Errno(t, call, err, r.want)
 		})
 	}
 }
+
+// threadPidfdSince is the release from which every kernel accepts
+// FAN_REPORT_PIDFD|FAN_REPORT_TID: Debian's linux-source-7.2 and 7.3 have
+// it (fanotify_user.c copy_event_to_user: PIDFD_THREAD for a FAN_REPORT_TID
+// group, and fanotify_init no longer refuses the pair), 6.18 has not. The
+// release that merged it lies in 7.0..7.2 and was not verified, so the gate
+// is the first release known to have it: below it both rules pass, from it
+// on only the newer one.
+const threadPidfdSince = "7.2"
 
 // pidfdWithTid checks a group with FAN_REPORT_PIDFD|FAN_REPORT_TID where the
 // kernel accepts it (initFlagsInvalid): an event caused by a thread of this
