@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
 )
 
 // What the supervisor reads of a case process it is about to kill: its
@@ -90,72 +92,11 @@ func (s procState) String() string {
 // hierarchy with controller, or of the cgroup v2 hierarchy when controller
 // is "". "" when the hierarchy is not mounted here or pid is gone.
 func cgroupFile(pid int, controller, file string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return ""
-	}
-	var path string
-	found := false
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.SplitN(l, ":", 3)
-		if len(f) != 3 {
-			continue
-		}
-		if (controller == "" && f[0] == "0" && f[1] == "") ||
-			(controller != "" && f[0] != "0" && containsWord(f[1], controller)) {
-			path, found = f[2], true
-			break
-		}
-	}
-	if !found {
-		return ""
-	}
-	root, mnt := cgroupMount(controller)
-	if mnt == "" {
-		return ""
-	}
-	rel, ok := strings.CutPrefix(path, root)
+	dir, _, ok := cgroupfs.Dir(pid, controller)
 	if !ok {
 		return ""
 	}
-	return filepath.Join(mnt, rel, file)
-}
-
-func containsWord(list, w string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == w {
-			return true
-		}
-	}
-	return false
-}
-
-// cgroupMount finds the mount of the cgroup v1 hierarchy with controller (or
-// of cgroup v2 for "") in this process's mount namespace: the cgroup path
-// its root shows, and its mount point.
-func cgroupMount(controller string) (root, mnt string) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", ""
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		pf, sf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 3 {
-			continue
-		}
-		switch {
-		case controller == "" && sf[0] == "cgroup2":
-		case controller != "" && sf[0] == "cgroup" && containsWord(sf[2], controller):
-		default:
-			continue
-		}
-		return pf[3], pf[4]
-	}
-	return "", ""
+	return filepath.Join(dir, file)
 }
 
 // thawForKill moves pid, SIGKILLed while a cgroup v1 freezer held it, into

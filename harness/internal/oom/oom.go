@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
 )
 
 // The oom_score_adj steps (proc(5): -1000 never, +1000 first). The runner
@@ -77,38 +79,14 @@ func adjPath(pid int) string {
 // process) and the file it was read from; ok is false where no memory
 // cgroup with such a counter is mounted here.
 func Kills(pid int) (n int64, file string, ok bool) {
-	self := "self"
-	if pid != 0 {
-		self = strconv.Itoa(pid)
-	}
-	b, err := os.ReadFile("/proc/" + self + "/cgroup")
-	if err != nil {
-		return 0, "", false
-	}
-	mounts := memoryMounts()
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.SplitN(l, ":", 3)
-		if len(f) != 3 {
+	// cgroup v2 memory.events, then v1's memory.oom_control: both count
+	// "oom_kill" (Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst).
+	for _, h := range []struct{ controller, name string }{{cgroupfs.V2, "memory.events"}, {"memory", "memory.oom_control"}} {
+		dir, _, found := cgroupfs.Dir(pid, h.controller)
+		if !found {
 			continue
 		}
-		var m mount
-		var name string
-		switch {
-		case f[0] == "0" && f[1] == "":
-			m, name = mounts["cgroup2"], "memory.events"
-		case containsWord(f[1], "memory"):
-			m, name = mounts["memory"], "memory.oom_control"
-		default:
-			continue
-		}
-		if m.mnt == "" {
-			continue
-		}
-		rel, okRel := strings.CutPrefix(f[2], m.root)
-		if !okRel {
-			continue
-		}
-		file := filepath.Join(m.mnt, rel, name)
+		file := filepath.Join(dir, h.name)
 		if v, found := counter(file, "oom_kill"); found {
 			return v, file, true
 		}
@@ -128,46 +106,6 @@ func counter(file, key string) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-type mount struct{ root, mnt string }
-
-func memoryMounts() map[string]mount {
-	m := map[string]mount{}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return m
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		pf, sf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 3 {
-			continue
-		}
-		switch {
-		case sf[0] == "cgroup2":
-			if _, seen := m["cgroup2"]; !seen {
-				m["cgroup2"] = mount{pf[3], pf[4]}
-			}
-		case sf[0] == "cgroup" && containsWord(sf[2], "memory"):
-			if _, seen := m["memory"]; !seen {
-				m["memory"] = mount{pf[3], pf[4]}
-			}
-		}
-	}
-	return m
-}
-
-func containsWord(list, w string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // Watch is a reading of a process's OOM kill counter, to tell later whether

@@ -8,7 +8,6 @@
 package procfail
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
 )
 
 // maxCause bounds the stderr text a message quotes.
@@ -188,81 +189,20 @@ func readTrim(path string) string {
 // ancestors that hold a pids.max (cgroup v1 "pids" hierarchy, cgroup v2),
 // nearest first, as mounted here.
 func pidsFiles() []string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return nil
-	}
-	mounts := cgroupMounts()
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.SplitN(l, ":", 3)
-		if len(f) != 3 {
-			continue
-		}
-		key := "cgroup2"
-		if f[0] != "0" {
-			if !containsWord(f[1], "pids") {
-				continue
-			}
-			key = "pids"
-		}
-		m, ok := mounts[key]
+	for _, controller := range []string{"pids", cgroupfs.V2} {
+		dir, mnt, ok := cgroupfs.Dir(0, controller)
 		if !ok {
 			continue
 		}
-		rel, ok := strings.CutPrefix(f[2], m.root)
-		if !ok {
-			continue
-		}
-		for d := filepath.Join(m.mnt, rel); strings.HasPrefix(d, m.mnt); d = filepath.Dir(d) {
+		for d := dir; strings.HasPrefix(d, mnt); d = filepath.Dir(d) {
 			if _, err := os.Stat(filepath.Join(d, "pids.max")); err == nil {
 				out = append(out, d)
 			}
-			if d == m.mnt {
+			if d == mnt {
 				break
 			}
 		}
 	}
 	return out
-}
-
-type mount struct{ root, mnt string }
-
-// cgroupMounts maps "cgroup2" and "pids" (the v1 hierarchy) to their mounts.
-func cgroupMounts() map[string]mount {
-	m := map[string]mount{}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return m
-	}
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		pre, post, ok := strings.Cut(string(l), " - ")
-		if !ok {
-			continue
-		}
-		pf, sf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 3 {
-			continue
-		}
-		switch {
-		case sf[0] == "cgroup2":
-			if _, seen := m["cgroup2"]; !seen {
-				m["cgroup2"] = mount{pf[3], pf[4]}
-			}
-		case sf[0] == "cgroup" && containsWord(sf[2], "pids"):
-			if _, seen := m["pids"]; !seen {
-				m["pids"] = mount{pf[3], pf[4]}
-			}
-		}
-	}
-	return m
-}
-
-func containsWord(list, w string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
