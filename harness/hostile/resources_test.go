@@ -4,6 +4,7 @@ package hostile
 
 import (
 	"fmt"
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,25 +66,10 @@ func pidsTrial(h *h, dir string) []string {
 // cgroup v2 where the root delegates pids) and returns it with its undo:
 // wait for it to empty, then remove it.
 func pidsCgroup() (string, func() []string, error) {
-	b, _ := os.ReadFile("/proc/self/mountinfo")
-	base := ""
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		pf, sf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 3 || pf[3] != "/" {
-			continue
-		}
-		if sf[0] == "cgroup" && strings.Contains(","+sf[2]+",", ",pids,") {
-			base = pf[4]
-			break
-		}
-		if sf[0] == "cgroup2" && base == "" {
-			if c, err := os.ReadFile(filepath.Join(pf[4], "cgroup.subtree_control")); err == nil && strings.Contains(" "+string(c), " pids") {
-				base = pf[4]
-			}
+	base := cgroupfs.RootMount("pids")
+	if v2 := cgroupfs.RootMount(cgroupfs.V2); base == "" && v2 != "" {
+		if c, err := os.ReadFile(filepath.Join(v2, "cgroup.subtree_control")); err == nil && strings.Contains(" "+string(c), " pids") {
+			base = v2
 		}
 	}
 	if base == "" {

@@ -5,6 +5,7 @@ package hostile
 import (
 	"bytes"
 	"fmt"
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -274,24 +275,7 @@ func (f *freezer) cleanup() []string {
 // cgroup2 mount: cgroup.freeze is core) and the cgroup v1 freezer.
 func freezers() []*freezer {
 	var out []*freezer
-	b, _ := os.ReadFile("/proc/self/mountinfo")
-	v1, v2 := "", ""
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		pf, sf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 3 || pf[3] != "/" {
-			continue
-		}
-		switch {
-		case sf[0] == "cgroup2" && v2 == "":
-			v2 = pf[4]
-		case sf[0] == "cgroup" && v1 == "" && strings.Contains(","+sf[2]+",", ",freezer,"):
-			v1 = pf[4]
-		}
-	}
+	v1, v2 := cgroupfs.RootMount("freezer"), cgroupfs.RootMount(cgroupfs.V2)
 	name := fmt.Sprintf("fsnsuite-hostile-%d", os.Getpid())
 	if v2 != "" {
 		d := filepath.Join(v2, name)

@@ -60,15 +60,20 @@ func Dir(pid int, controller string) (dir, mnt string, ok bool) {
 	return filepath.Join(mnt, rel), mnt, true
 }
 
-// mount finds the first mount of the cgroup v1 hierarchy with controller (of
-// cgroup v2 for V2) in this mount namespace: the hierarchy path its root
-// shows, and its mount point (mountinfo fields 4 and 5; after " - " the
-// filesystem type and, for cgroup v1, the controllers among the options).
-func mount(controller string) (root, mnt string) {
+// Mount is one mount of a cgroup hierarchy: the hierarchy path its root
+// shows and its mount point (mountinfo fields 4 and 5).
+type Mount struct{ Root, Dir string }
+
+// Mounts lists the mounts of the cgroup v1 hierarchy with controller (of
+// cgroup v2 for V2) in this mount namespace, in mountinfo order (proc(5):
+// after " - " the filesystem type and, for cgroup v1, the controllers among
+// the super options).
+func Mounts(controller string) []Mount {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return "", ""
+		return nil
 	}
+	var out []Mount
 	for _, l := range strings.Split(string(b), "\n") {
 		pre, post, ok := strings.Cut(l, " - ")
 		if !ok {
@@ -80,8 +85,27 @@ func mount(controller string) (root, mnt string) {
 		}
 		if (controller == V2 && sf[0] == "cgroup2") ||
 			(controller != V2 && sf[0] == "cgroup" && hasWord(sf[2], controller)) {
-			return pf[3], pf[4]
+			out = append(out, Mount{Root: pf[3], Dir: pf[4]})
 		}
+	}
+	return out
+}
+
+// RootMount is the first mount of the hierarchy that shows its root ("/"),
+// where a new cgroup can be made beside everything else; "" when none.
+func RootMount(controller string) string {
+	for _, m := range Mounts(controller) {
+		if m.Root == "/" {
+			return m.Dir
+		}
+	}
+	return ""
+}
+
+// mount is the first mount of the hierarchy (Mounts).
+func mount(controller string) (root, mnt string) {
+	if ms := Mounts(controller); len(ms) > 0 {
+		return ms[0].Root, ms[0].Dir
 	}
 	return "", ""
 }
