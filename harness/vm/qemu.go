@@ -232,7 +232,7 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 		defer consoleLog.Close()
 	}
 
-	m := &monitor{cfg: c, accel: accel, start: start, console: tail{n: 40}, qemuOut: tail{n: 20}, consoleLog: consoleLog}
+	m := &monitor{cfg: c, accel: accel, start: start, console: tail{n: 80}, qemuOut: tail{n: 20}, consoleLog: consoleLog}
 	bootTimer := time.NewTimer(c.BootTimeout)
 	defer bootTimer.Stop()
 	kill := func() {
@@ -387,6 +387,14 @@ func (m *monitor) consoleLine(s string) error {
 	if i := strings.Index(s, "Kernel panic - not syncing:"); i >= 0 && !m.panicked {
 		m.panicked = true
 		m.panicMsg = strings.TrimSpace(s[i+len("Kernel panic - not syncing:"):])
+		// The report that led to the panic is in the lines before it; a CI
+		// log shows stderr, not vm-console.log, so it goes there too.
+		if ex := oopsExcerpt(m.console.lines); len(ex) > 0 {
+			m.cfg.progressf("console before the panic (all of it in vm-console.log):")
+			for _, l := range ex {
+				m.cfg.progressf("  | %s", l)
+			}
+		}
 		return m.panicError()
 	}
 	for _, k := range []string{"BUG:", "Oops:", "WARNING:", "INFO: task", "general protection fault"} {
@@ -500,6 +508,23 @@ func (m *monitor) missingError() *Error {
 		src = "per the guest's " + m.cfgSource
 	}
 	return missingError(m.missing, src)
+}
+
+// oopsMarkers start a kernel report that can end in a panic.
+var oopsMarkers = []string{"BUG:", "Oops:", "Oops ", "general protection fault", "Unable to handle", "kernel BUG at", "WARNING:", "watchdog:", "RIP:", "Call Trace:"}
+
+// oopsExcerpt picks the console lines of the report that ended in a panic:
+// from the first report marker among the kept lines to the panic line, or
+// the last 15 lines when none is there.
+func oopsExcerpt(lines []string) []string {
+	for i, l := range lines {
+		for _, k := range oopsMarkers {
+			if strings.Contains(l, k) {
+				return lines[i:]
+			}
+		}
+	}
+	return lines[max(0, len(lines)-15):]
 }
 
 func (m *monitor) panicError() *Error {

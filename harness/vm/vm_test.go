@@ -445,3 +445,37 @@ func TestICountConfig(t *testing.T) {
 		t.Errorf("plain TCG: %s %v env %q append %q", mode, err, c.Env, c.ExtraAppend)
 	}
 }
+
+// TestPanicExcerpt: a panic in interrupt context prints the oops that led
+// to it on the progress stream, so a CI log that keeps only stderr shows
+// the cause, not only "Fatal exception in interrupt".
+func TestPanicExcerpt(t *testing.T) {
+	var progress bytes.Buffer
+	c := &Config{Progress: &progress}
+	m := &monitor{cfg: c, start: time.Now(), console: tail{n: 80}}
+	for _, l := range []string{
+		"[    1.0] Run /init as init process",
+		"[    2.0] BUG: kernel NULL pointer dereference, address: 0000000000000008",
+		"[    2.0] RIP: 0010:example_irq_handler+0x12/0x40",
+		"[    2.0] Call Trace:",
+		"[    2.0]  <IRQ>",
+	} {
+		if err := m.handle(line{srcConsole, l}); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+	}
+	err := m.handle(line{srcConsole, "[    2.1] Kernel panic - not syncing: Fatal exception in interrupt"})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != "panic" || !strings.Contains(e.Msg, "Fatal exception in interrupt") {
+		t.Fatalf("panic diagnosis: %v", err)
+	}
+	out := progress.String()
+	for _, want := range []string{"BUG: kernel NULL pointer dereference", "RIP: 0010:example_irq_handler", "Kernel panic - not syncing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Run /init") {
+		t.Errorf("excerpt starts before the report:\n%s", out)
+	}
+}

@@ -7,7 +7,8 @@
 # for its module tree).
 #
 # Environment: MODULES, VM_CPUS, VM_MEM, VM_TIMEOUT, VM_RESULTS (results dir,
-# default results/vm-<kernel>). The runner is bin/fsnsuite (build it with make).
+# default results/vm-<kernel>), VMCHECK_NO_REBOOT (set: no second boot after
+# a panic before /init). The runner is bin/fsnsuite (build it with make).
 # Runner flags given after KERNEL (e.g. -strict, -run REGEX, -j=1) are passed on.
 set -eu
 
@@ -41,10 +42,28 @@ set -- -kernel "$kernel" -results "$results" -j="${VM_CPUS:-2}" "$@"
 [ -n "${VM_MEM:-}" ] && set -- "$@" -vm-mem "$VM_MEM"
 [ -n "${VM_TIMEOUT:-}" ] && set -- "$@" -vm-timeout "$VM_TIMEOUT"
 
+# panicked_before_init: the guest kernel panicked before it ran /init, so no
+# case ran (the console log has the panic and no "Run /init").
+panicked_before_init() {
+	log=$results/vm-console.log
+	[ -f "$log" ] && grep -q 'Kernel panic - not syncing' "$log" && ! grep -q 'Run /init as init process' "$log"
+}
+
 echo "vmcheck: $top/bin/fsnsuite $*" >&2
 start=$(date +%s)
 rc=0
 "$top/bin/fsnsuite" "$@" || rc=$?
+# A kernel that panics while it boots under emulation, before any case ran,
+# is booted once more (a lab retries a boot failure the same way), so a rare
+# emulation fault does not stand for a verdict. Both panics are printed; a
+# panic on the second boot, or any panic once the suite ran, is the result.
+if [ "$rc" != 0 ] && [ -z "${VMCHECK_NO_REBOOT:-}" ] && panicked_before_init; then
+	echo "vmcheck: kernel $spec panicked before /init ran (no case ran); its console log is kept as $results.boot1-console.log; booting once more" >&2
+	cp "$results/vm-console.log" "$results.boot1-console.log"
+	rm -rf "$results"
+	rc=0
+	"$top/bin/fsnsuite" "$@" || rc=$?
+fi
 end=$(date +%s)
 skips=0
 if [ -f "$results/results.tap" ]; then
