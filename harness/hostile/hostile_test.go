@@ -101,6 +101,11 @@ func TestHostile(t *testing.T) {
 		t.Fatalf("build permkill: %v\n%s", err, out)
 	}
 
+	walker := filepath.Join(work, "walker")
+	if out, err := exec.Command("go", "build", "-o", walker, "../testdata/walker").CombinedOutput(); err != nil {
+		t.Fatalf("build walker: %v\n%s", err, out)
+	}
+
 	var rows []row
 	start := time.Now()
 	only := regexp.MustCompile(*condFlag)
@@ -111,6 +116,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, usernsConditions()...)
 	all = append(all, pidsConditions()...)
 	all = append(all, memoryConditions()...)
+	all = append(all, interferenceConditions(walker)...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"github.com/fsnsuite/fsnsuite/harness/markmirror"
 	"github.com/fsnsuite/fsnsuite/harness/model"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 )
 
 // runner runs scenarios on the kernel: each in a fresh copy of the tree
@@ -27,6 +29,36 @@ type runner struct {
 	root  string // the filesystem's mount point (mount and filesystem marks)
 	a     *actor.Actor
 	count int
+	// foreign names the other programs' processes whose events the last
+	// run read (ownproc.Foreign, still running); foreignObs holds those
+	// events per step, rendered as observe does. They are kept out of the
+	// run's observations (the model predicts the actor's operations only)
+	// and judged by the caller (judgeForeign).
+	foreign    []ownproc.Process
+	foreignObs map[int]Obs
+	// replaying: runs replay a mismatch (reportMismatch); each starts
+	// after the earlier runs' groups are destroyed.
+	replaying bool
+	// seen: when each other program's process was last met in a run.
+	seen map[int]seenProc
+}
+
+// seenProc is another program's process and when a run last met it.
+type seenProc struct {
+	p  ownproc.Process
+	at time.Time
+}
+
+// seenSince returns the other programs' processes runs met at or after t.
+func (r *runner) seenSince(t time.Time) []ownproc.Process {
+	var out []ownproc.Process
+	for _, sp := range r.seen {
+		if !sp.at.Before(t) {
+			out = append(out, sp.p)
+		}
+	}
+	slices.SortFunc(out, func(a, b ownproc.Process) int { return a.Pid - b.Pid })
+	return out
 }
 
 // group is one open group of a scenario run.
@@ -77,9 +109,13 @@ func respond(g *group, gi int, log *permLog, name func(path string) string) *res
 			}
 			for _, e := range evs {
 				if e.IsPermission() {
-					log.mu.Lock()
-					log.evs = append(log.evs, model.Event{Group: gi, Obj: name(e.Path), Mask: uint32(e.Mask)})
-					log.mu.Unlock()
+					// Another program's permission event is answered too,
+					// but is no part of the order the model predicts.
+					if p, foreign := ownproc.Foreign(e.Pid); !foreign || p.Gone {
+						log.mu.Lock()
+						log.evs = append(log.evs, model.Event{Group: gi, Obj: name(e.Path), Mask: uint32(e.Mask)})
+						log.mu.Unlock()
+					}
 					if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
 						err = rerr
 					}
@@ -107,6 +143,13 @@ func (rp *responder) finish() error {
 // run executes s and returns the kernel's observations, step by step.
 func (r *runner) run(s *Scenario) ([]Obs, error) {
 	r.count++
+	r.foreign, r.foreignObs = nil, map[int]Obs{}
+	if r.replaying {
+		// Groups of earlier runs still closing in the background (their
+		// marks are flushed, each group awaits an SRCU grace period) are
+		// gone before a replay starts.
+		fanotify.WaitClosing()
+	}
 	dir := filepath.Join(r.base, fmt.Sprintf("sc%d", r.count))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("setup: %w", err)
@@ -158,14 +201,23 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		gs[i] = g
 	}
 	defer func() {
+		// fanotify groups first: closing one answers the permission
+		// events still waiting in it (fanotify_release), such as another
+		// program's open between two steps. A process waiting for that
+		// answer holds a reference on every mark its event visited
+		// (fsnotify_prepare_user_wait raises each group's user_waits),
+		// so closing an inotify group of the run before would wait for
+		// it (fsnotify_destroy_group) while the answer waits for the
+		// close: a deadlock, seen with a directory walker beside a
+		// content group on 6.18.
 		for _, g := range gs {
-			if g == nil {
-				continue
-			}
-			if g.in != nil {
-				g.in.Close()
-			} else {
+			if g != nil && g.fan != nil {
 				g.fan.CloseAsync()
+			}
+		}
+		for _, g := range gs {
+			if g != nil && g.in != nil {
+				g.in.Close()
 			}
 		}
 	}()
@@ -223,25 +275,96 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// first, they let that happen before the other groups are read,
 		// so FS_DELETE_SELF and IN_IGNORED fall in the step that caused
 		// them, as the model says.
-		var evs []model.Event
+		var evs, others []model.Event
 		for _, fdFirst := range []bool{true, false} {
 			for gi, g := range gs {
 				if (g.fan != nil && !g.kind.FID) != fdFirst {
 					continue
 				}
-				got, err := r.drain(gi, g, dir, handles, openGone)
+				got, oth, err := r.drain(gi, g, dir, handles, openGone)
 				if err != nil {
 					return nil, fmt.Errorf("step %d: drain g%d: %w", i+1, gi, err)
 				}
 				evs = append(evs, got...)
+				others = append(others, oth...)
 			}
 		}
 		out[i] = withPerm(observe(kinds, res, evs), model.RenderPermOrder(kinds, log.evs))
+		if len(others) > 0 {
+			r.foreignObs[i] = observe(kinds, "", others)
+		}
 		if st.Op == "rename" && res == "" {
 			renamed(st.Obj, st.To, pins, handles, gs)
 		}
 	}
 	return out, nil
+}
+
+// settleRuns bounds the runs of one scenario that runSettled makes while
+// other programs' events keep arriving.
+const settleRuns = 3
+
+// runSettled runs s, and again while a run reads another program's events
+// (at most settleRuns runs): a run without them decides the scenario. It
+// returns the last run's observations and the other programs that run met
+// (nil when it met none).
+func (r *runner) runSettled(s *Scenario) ([]Obs, []ownproc.Process, error) {
+	for i := 1; ; i++ {
+		got, err := r.run(s)
+		if err != nil || len(r.foreign) == 0 || i == settleRuns {
+			return got, r.foreign, err
+		}
+	}
+}
+
+// othersWindow is how long othersActive watches the filesystem.
+const othersWindow = 500 * time.Millisecond
+
+// othersActive watches the filesystem under test for othersWindow while no
+// scenario runs, with a notification group's filesystem mark (a mount mark
+// where the kernel has no filesystem marks) for opens, reads, writes and
+// closes of files and directories, and returns the running processes
+// outside the suite that caused any (ownproc.Foreign). It names the
+// programs that may have caused a difference only inotify events showed
+// (they carry no pid). Nothing it sees changes a scenario: no scenario runs
+// while it watches, and its group is closed before the next one starts.
+func (r *runner) othersActive() ([]ownproc.Process, error) {
+	g, err := initGroup(unix.FAN_CLASS_NOTIF | unix.FAN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("watching for other programs: %w", err)
+	}
+	defer g.Close()
+	const mask = unix.FAN_OPEN | unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_ONDIR
+	err = g.Add(unix.FAN_MARK_FILESYSTEM, mask, r.root)
+	if errors.Is(err, unix.EINVAL) {
+		err = g.Add(unix.FAN_MARK_MOUNT, mask, r.root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watching for other programs: %w", err)
+	}
+	evs, err := g.Collect(othersWindow)
+	if err != nil {
+		return nil, fmt.Errorf("watching for other programs: %w", err)
+	}
+	var out []ownproc.Process
+	for _, e := range evs {
+		p, foreign := ownproc.Foreign(e.Pid)
+		if foreign && !p.Gone && !slices.ContainsFunc(out, func(q ownproc.Process) bool { return q.Pid == p.Pid }) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// othersAround names the other programs that used the filesystem around a
+// run that ended at end: those of foreign (met in the run), those runs met
+// in the recentWindow before it, and else those othersActive sees now.
+func (r *runner) othersAround(foreign []ownproc.Process, end time.Time) ([]ownproc.Process, error) {
+	others := addProcs(foreign, r.seenSince(end.Add(-recentWindow)))
+	if len(others) > 0 {
+		return others, nil
+	}
+	return r.othersActive()
 }
 
 // removes returns the name whose inode a step may remove: the object of
@@ -466,8 +589,10 @@ func openDo(a *actor.Actor, p string, flags int, do func(fd int) error) error {
 // drain reads a group's queue (events are queued before the actor's call
 // returned) and names each event's object the way the model does;
 // openGone is the file the step unlinked while open, if any (relObj).
-func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, openGone string) ([]model.Event, error) {
-	var out []model.Event
+// Events of another program's running process (ownproc.Foreign) come back
+// apart, in others, and name it in r.foreign; an inotify event has no pid,
+// so it is always the run's.
+func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, openGone string) (out, others []model.Event, err error) {
 	pid := int32(r.a.Pid())
 	if g.in != nil {
 		evs, err := g.in.Drain()
@@ -478,9 +603,21 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, 
 			}
 			out = append(out, model.Event{Group: gi, Obj: obj, Name: e.Name, Mask: uint32(e.Mask)})
 		}
-		return out, err
+		return out, nil, err
 	}
 	last, err := g.fan.Drain()
+	// A permission event read here waits for no responder (the step's
+	// call returned): another program's, or one queued after its step's
+	// responder stopped. It is allowed at once, so no process waits on
+	// this group between steps.
+	for _, e := range last {
+		if e.IsPermission() {
+			if rerr := g.fan.Respond(e.Fd, fanotify.Allow); rerr != nil && err == nil {
+				err = rerr
+			}
+			g.fan.ReleaseFd(e.Fd)
+		}
+	}
 	twice := unmerged(last)
 	read := len(g.answered)
 	evs := append(g.answered, last...)
@@ -534,6 +671,11 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, 
 		lastRef := e.Pid == int32(os.Getpid()) && e.Mask&^unix.FAN_ONDIR == unix.FAN_DELETE_SELF &&
 			openGone != "" && obj == openGone
 		if e.Pid != pid && !lastRef {
+			if p, foreign := ownproc.Foreign(e.Pid); foreign && !p.Gone {
+				r.noteForeign(p)
+				others = append(others, model.Event{Group: gi, Obj: fmt.Sprintf("%s pid=%d(%s)", obj, e.Pid, p), Mask: uint32(e.Mask), Rec: rec})
+				continue
+			}
 			obj = fmt.Sprintf("%s pid=%d(not the actor)", obj, e.Pid)
 		}
 		out = append(out, model.Event{Group: gi, Obj: obj, Mask: uint32(e.Mask), Rec: rec})
@@ -542,7 +684,21 @@ func (r *runner) drain(gi int, g *group, dir string, handles map[string]string, 
 				Rec: strings.TrimPrefix(rec+"; ", "; ") + "delivered again in one read, not merged (fanotify_merge)"})
 		}
 	}
-	return out, err
+	return out, others, err
+}
+
+// noteForeign adds p to the processes the run met, once.
+func (r *runner) noteForeign(p ownproc.Process) {
+	if r.seen == nil {
+		r.seen = map[int]seenProc{}
+	}
+	r.seen[p.Pid] = seenProc{p, time.Now()}
+	for _, q := range r.foreign {
+		if q.Pid == p.Pid {
+			return
+		}
+	}
+	r.foreign = append(r.foreign, p)
 }
 
 // relObj names the object of an event's fd by its path relative to the

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -103,18 +104,29 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 		}
 	}
 	diffs, lacking := 0, 0
+	var undecided []string
 	for _, rc := range fr.Scenarios {
 		s := rc.Scenario
 		if slices.ContainsFunc(s.Groups, func(g string) bool { return !contains(kinds, g) }) || unsupported(t, &s) != "" {
 			lacking++
 			continue
 		}
-		got, err := r.run(&s)
+		got, foreign, err := r.runSettled(&s)
 		if err != nil {
 			t.Fatalf("seed %d: %v", s.Seed, err)
 		}
 		d := firstDiff(rc.Obs, got)
+		if len(foreign) > 0 && d < 0 {
+			undecided = append(undecided, fmt.Sprintf("seed %d (%s)", s.Seed, procList(foreign)))
+			continue
+		}
 		if d < 0 {
+			continue
+		}
+		if others, err := r.othersAround(foreign, time.Now()); err != nil {
+			t.Fatalf("%v", err)
+		} else if len(others) > 0 {
+			undecided = append(undecided, fmt.Sprintf("seed %d differs at step %d (%s)", s.Seed, d+1, procList(others)))
 			continue
 		}
 		diffs++
@@ -123,6 +135,10 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 		t.Errorf("seed %d: %s (recorded) and %s (here) differ at step %d:\n%s", s.Seed, rf.Kernel, feature.KernelRelease(), d+1, strings.TrimRight(cut.Script(), "\n"))
 		t.Logf("  %s: %s", rf.Kernel, obsAt(rc.Obs, d))
 		t.Logf("  %s: %s", feature.KernelRelease(), obsAt(got, d))
+	}
+	if len(undecided) > 0 {
+		t.Interfered(fmt.Sprintf("%d recorded scenarios undecided: other programs' events arrived in each of their %d runs: %s",
+			len(undecided), settleRuns, strings.Join(undecided, "; ")), strings.Join(undecided, "; "))
 	}
 	t.Notef("against %s (%s): %d scenarios, %d differ; %d not replayed for lack of a feature here (group kinds missing: %s)",
 		opts.against, rf.Kernel, len(fr.Scenarios), diffs, lacking, fmt.Sprint(missing))

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
+)
+
+// fakeRuns hands out prepared runs in order, then the model's answer.
+type fakeRuns struct {
+	runs    [][]Obs
+	foreign [][]ownproc.Process
+	around  []ownproc.Process // what othersAround adds
+	model   []Obs
+	n       int
+}
+
+func (f *fakeRuns) runSettled(*Scenario) ([]Obs, []ownproc.Process, error) {
+	defer func() { f.n++ }()
+	if f.n < len(f.runs) {
+		var fo []ownproc.Process
+		if f.n < len(f.foreign) {
+			fo = f.foreign[f.n]
+		}
+		return f.runs[f.n], fo, nil
+	}
+	return f.model, nil, nil
+}
+
+func (f *fakeRuns) othersAround(foreign []ownproc.Process, _ time.Time) ([]ownproc.Process, error) {
+	return addProcs(foreign, f.around), nil
+}
+
+// TestReplayMismatch: a mismatch counts as reproduced only when a replay
+// differs at the same step in the same way; a difference that the replays
+// do not show again keeps one note per replay with what it got; any other
+// program seen around the runs (in the first run, a replay, or after) is
+// named, so that the caller leaves the verdict undecided.
+func TestReplayMismatch(t *testing.T) {
+	want := []Obs{{"result: ok"}, {"g0 IN_OPEN f"}}
+	bad := []Obs{{"result: ok"}, {"g0 IN_OPEN f", "g0 IN_ACCESS f"}}
+	other := []Obs{{"result: ok"}, {"g0 IN_OPEN f", "g0 IN_CLOSE_NOWRITE f"}}
+	indexer := ownproc.Process{Pid: 4123, Comm: "updatedb"}
+	s := &Scenario{Seed: 200}
+	for _, tc := range []struct {
+		name       string
+		fake       fakeRuns
+		reproduced int
+		notes      int
+		others     int
+	}{
+		{"always", fakeRuns{runs: [][]Obs{bad, bad, bad}}, 3, 0, 0},
+		{"never", fakeRuns{model: want}, 0, 3, 0},
+		{"once", fakeRuns{runs: [][]Obs{want, bad}, model: want}, 1, 2, 0},
+		{"other difference is no reproduction", fakeRuns{runs: [][]Obs{other, other, other}}, 0, 3, 0},
+		{"another program in a replay", fakeRuns{runs: [][]Obs{bad, bad, bad}, foreign: [][]ownproc.Process{nil, {indexer}}}, 3, 0, 1},
+		{"another program seen after", fakeRuns{model: want, around: []ownproc.Process{indexer}}, 0, 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, err := replayMismatch(&tc.fake, s, 1, want, bad, nil, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rp.reproduced != tc.reproduced || len(rp.notes) != tc.notes || len(rp.others) != tc.others {
+				t.Errorf("reproduced %d, notes %d, others %v; want %d, %d, %d others", rp.reproduced, len(rp.notes), rp.others, tc.reproduced, tc.notes, tc.others)
+			}
+			for _, n := range rp.notes {
+				if !strings.Contains(n, "step 2 got") {
+					t.Errorf("note %q does not say what the replay got at step 2", n)
+				}
+			}
+		})
+	}
+}
+
+// TestLogStepPerGroup: the report at the differing step lists want and got
+// group by group and marks the groups that differ.
+func TestLogStepPerGroup(t *testing.T) {
+	s := &Scenario{Steps: []Step{{Op: "read", Obj: "f"}}}
+	want := []Obs{{"result: ok", "g0 FAN_ACCESS f", "g1 IN_ACCESS . name=f"}}
+	got := []Obs{{"result: ok", "g0 FAN_ACCESS f", "g1 IN_ACCESS . name=f", "g1 IN_OPEN|IN_ISDIR ."}}
+	var lines []string
+	logStep(func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }, s, 0, want, got)
+	out := strings.Join(lines, "\n")
+	for _, w := range []string{"g0 want:", "g1 got:", "<- differs"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Count(out, "<- differs") != 1 {
+		t.Errorf("only g1 differs:\n%s", out)
+	}
+}
