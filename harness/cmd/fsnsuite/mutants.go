@@ -35,7 +35,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		base     = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
 		lines    = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
 		equiv    = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
-		list     = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -id, print their diffs")
+		list     = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
 		jobs     = fs.Int("jobs", 2, "make -j `n`")
 		nice     = fs.Int("nice", 19, "niceness of make")
 		lock     = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
@@ -81,12 +81,37 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	if *ids != "" {
 		chosen = strings.Split(*ids, ",")
 	}
+	equivalents := mutate.Equivalents{}
+	if *equiv != "" {
+		f, err := os.Open(*equiv)
+		if err != nil {
+			return fail(err)
+		}
+		equivalents, err = mutate.ReadEquivalents(f)
+		f.Close()
+		if err != nil {
+			return fail(err)
+		}
+	}
 	if *list {
 		ms := all
-		if chosen != nil {
+		nSet := false
+		fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+		switch {
+		case chosen != nil:
 			if ms, err = mutate.Select(all, chosen); err != nil {
 				return fail(err)
 			}
+		case nSet:
+			// The sample a run with these -n, -seed and -equivalent
+			// would draw (before coverage data leaves some out).
+			var pool []mutate.Mutant
+			for _, m := range all {
+				if _, ok := equivalents[m.ID]; !ok {
+					pool = append(pool, m)
+				}
+			}
+			ms = mutate.Sample(pool, *n, *seed)
 		}
 		for _, m := range ms {
 			fmt.Fprintf(stdout, "%s %s %s %s\n", m.ID, m.Where(), m.Op, m.Func)
@@ -103,7 +128,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		KSRC: *ksrc, Src: filepath.Join(*dir, "src"), Build: filepath.Join(*dir, "build"),
 		SuiteArgs: fs.Args(), Results: *results, Jobs: *jobs, Nice: *nice, Lock: *lock,
 		VMCPUs: *vmCPUs, VMMem: *vmMem, VMTimeout: *vmTime, Log: stderr,
-		Equivalents: mutate.Equivalents{},
+		Equivalents: equivalents,
 	}
 	cfg.Suite = *suiteBin
 	if cfg.Suite == "" {
@@ -112,17 +137,6 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep := &mutate.Report{KSRC: *ksrc, Base: *base, Seed: *seed, N: *n, IDs: chosen, Generated: len(all), ByOp: map[string]int{}, NeverRan: -1}
-	if *equiv != "" {
-		f, err := os.Open(*equiv)
-		if err != nil {
-			return fail(err)
-		}
-		cfg.Equivalents, err = mutate.ReadEquivalents(f)
-		f.Close()
-		if err != nil {
-			return fail(err)
-		}
-	}
 	rep.Coverage = "none: every mutant is run (make coverage writes results/coverage/lines.json)"
 	if *lines != "" {
 		f, err := os.Open(*lines)
