@@ -41,6 +41,8 @@ type RunResult struct {
 	Stderr string
 	// Dir is its results directory.
 	Dir string
+	// Seconds is how long it ran (the VM lock's wait left out).
+	Seconds float64
 }
 
 // vmError is the line the runner prints when the VM run itself broke

@@ -119,12 +119,11 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 	}
 	base.BuildSeconds = time.Since(start).Seconds()
 	cfg.logf("unmutated kernel built in %.0fs; running the suite on it (the baseline)", base.BuildSeconds)
-	start = time.Now()
 	rr, err := cfg.runSuite(ctx, base.Dir, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	base.RunSeconds = time.Since(start).Seconds()
+	base.RunSeconds = rr.Seconds
 	if why := rr.Broken(); why != "" {
 		return nil, nil, fmt.Errorf("mutate: the baseline run broke (%s): nothing to compare mutants with (see %s)", why, base.Dir)
 	}
@@ -217,12 +216,11 @@ func (c *Config) one(ctx context.Context, base *runner.Results, r *Result, timeo
 		r.Outcome, r.Reason = BuildFailed, firstError(out)
 		return nil
 	}
-	start = time.Now()
 	rr, err := c.runSuite(ctx, filepath.Join(dir, "run"), timeout)
 	if err != nil {
 		return err
 	}
-	r.RunSeconds = time.Since(start).Seconds()
+	r.RunSeconds = rr.Seconds
 	if ctx.Err() != nil {
 		return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
 	}
@@ -332,18 +330,21 @@ func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration
 			return RunResult{}, fmt.Errorf("mutate: VM lock: %w", err)
 		}
 		defer f.Close()
-		c.logf("waiting for the VM lock %s", c.Lock)
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-			return RunResult{}, fmt.Errorf("mutate: VM lock %s: %w", c.Lock, err)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			c.logf("waiting for the VM lock %s", c.Lock)
+			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+				return RunResult{}, fmt.Errorf("mutate: VM lock %s: %w", c.Lock, err)
+			}
 		}
 		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	}
 	var stderr bytes.Buffer
+	start := time.Now()
 	cmd := exec.CommandContext(ctx, c.Suite, args...)
 	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	rr := RunResult{Stderr: stderr.String(), Dir: dir}
+	rr := RunResult{Stderr: stderr.String(), Dir: dir, Seconds: time.Since(start).Seconds()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
