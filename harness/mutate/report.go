@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Report is the mutation analysis written to mutants.json and report.txt.
@@ -183,7 +184,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				break
 			}
 			fmt.Fprintf(&b, "      %s -> %s %s", k.Before, k.After, k.Path)
-			if k.Why != "" {
+			if strings.IndexFunc(k.Why, unicode.IsLetter) >= 0 {
+				// (a closing brace of a dump says nothing)
 				fmt.Fprintf(&b, ": %s", k.Why)
 			}
 			b.WriteString("\n")
