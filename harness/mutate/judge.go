@@ -75,7 +75,25 @@ type Verdict struct {
 	// Reason says why a crashed mutant is so (the VM's message).
 	Reason string
 	// KilledBy lists the leaves that went from pass or skip to fail.
-	KilledBy []runner.LeafChange
+	KilledBy []Leaf
+}
+
+// Leaf is one leaf whose verdict changed: its dotted path, its verdict on
+// the baseline and on the mutant ("pass", "skip", "fail", "absent") and the
+// mutant run's reason for it.
+type Leaf struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+	Why    string `json:"why,omitempty"`
+}
+
+func leaves(cs []runner.LeafChange) []Leaf {
+	var out []Leaf
+	for _, c := range cs {
+		out = append(out, Leaf{Path: c.Path, Before: c.Before, After: c.After, Why: c.Why})
+	}
+	return out
 }
 
 // Judge compares a mutant's run with the baseline's results. A broken run
@@ -85,7 +103,7 @@ func Judge(base *runner.Results, run RunResult) Verdict {
 	if why := run.Broken(); why != "" {
 		v := Verdict{Outcome: Crashed, Reason: why}
 		if r, err := runner.LoadResults(run.Dir); err == nil {
-			v.KilledBy = runner.CompareResults(base, r).Regressions
+			v.KilledBy = leaves(runner.CompareResults(base, r).Regressions)
 		}
 		return v
 	}
@@ -95,7 +113,7 @@ func Judge(base *runner.Results, run RunResult) Verdict {
 	}
 	d := runner.CompareResults(base, r)
 	if len(d.Regressions) > 0 {
-		return Verdict{Outcome: Killed, KilledBy: d.Regressions}
+		return Verdict{Outcome: Killed, KilledBy: leaves(d.Regressions)}
 	}
 	return Verdict{Outcome: Survived}
 }

@@ -126,7 +126,7 @@ func TestReport(t *testing.T) {
 		Results: []Result{
 			{Mutant: Mutant{ID: "0000000001", File: "fs/notify/mark.c", Line: 3, Func: "f", Op: OpNegate, Diff: "--- a\n+++ b\n"}, Outcome: Survived},
 			{Mutant: Mutant{ID: "0000000002", File: "fs/notify/mark.c", Line: 4, Func: "f", Op: OpNegate}, Outcome: Killed,
-				KilledBy: []runner.LeafChange{{Path: "b.a", Before: "pass", After: "fail", Why: "events differ"}}},
+				KilledBy: []Leaf{{Path: "b.a", Before: "pass", After: "fail", Why: "events differ"}}},
 			{Mutant: Mutant{ID: "0000000003", File: "fs/notify/group.c", Line: 5, Func: "g", Op: OpNegate}, Outcome: Crashed, Reason: "vm: kernel panic"},
 			{Mutant: Mutant{ID: "0000000004", File: "fs/notify/group.c", Line: 6, Func: "g", Op: OpNegate}, Outcome: NotCovered},
 		}}

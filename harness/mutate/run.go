@@ -58,8 +58,8 @@ type Result struct {
 	Outcome Outcome `json:"outcome"`
 	// Reason: why it crashed, why it is equivalent, or the compiler's
 	// first error.
-	Reason   string              `json:"reason,omitempty"`
-	KilledBy []runner.LeafChange `json:"killed_by,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	KilledBy []Leaf `json:"killed_by,omitempty"`
 	// Listed is set when the mutant is in the equivalents list but was
 	// run anyway (Force).
 	Listed       bool    `json:"listed_equivalent,omitempty"`
