@@ -63,3 +63,5 @@ clean:
 include mk/install.mk
 # Kernel line coverage of fs/notify (make coverage KSRC= BASE=).
 -include mk/coverage.mk
+# Mutation analysis of fs/notify (make mutants N= SEED= ID= KSRC= BASE=).
+-include mk/mutants.mk

@@ -62,9 +62,9 @@ set -- -build "$build" -src "$src" -gcda "$results/gcda"
 [ -n "$patch" ] && set -- "$@" -diff "$patch"
 [ "${COV_FUNCTIONS:-0}" = 1 ] && set -- "$@" -functions
 "$tool" "$@" >"$results/coverage.txt"
-"$tool" "$@" -functions >"$results/functions.txt"
+"$tool" "$@" -functions -lines "$results/lines.json" >"$results/functions.txt"
 cat "$results/coverage.txt"
-echo "coverage: report in $results/coverage.txt, every function in $results/functions.txt" >&2
+echo "coverage: report in $results/coverage.txt, every function in $results/functions.txt, per-line counts in $results/lines.json" >&2
 # The report stands either way; the exit status is the suite's, so a failing
 # case is not hidden behind a coverage figure.
 [ "$rc" = 0 ] || echo "coverage: the suite itself exited $rc (see $results/summary.txt)" >&2

@@ -2,17 +2,20 @@
 // the suite (make coverage): per file and per function, the functions never
 // executed and, given a patch, whether each line it changed ran.
 //
-//	fsncov -build BUILD -src SRC -gcda DIR [-diff PATCH] [-functions] [-gcov GCOV]
+//	fsncov -build BUILD -src SRC -gcda DIR [-diff PATCH] [-functions] [-lines FILE] [-gcov GCOV]
 //
 // BUILD is the kernel's build directory (the .gcno files), SRC the source tree
 // it was built from, DIR the .gcda files the VM brought back (harness/vm
 // Config.GcovDir: DIR/boot when the runner started, DIR/suite when it ended;
 // the report counts the difference, what the suite ran), PATCH a `git diff BASE` of fs/notify and
-// include/linux/fsnotify*.h. scripts/coverage/coverage.sh runs it.
+// include/linux/fsnotify*.h. -lines writes every fs/notify line's counts as
+// JSON to FILE (coverage.LineData: what `make mutants` reads to leave out
+// mutants on lines that never ran). scripts/coverage/coverage.sh runs it.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +34,7 @@ func main() {
 	diff := flag.String("diff", "", "unified diff of the patch (git diff BASE); empty: no patch report")
 	functions := flag.Bool("functions", false, "print every function's line coverage, not only the never-executed ones")
 	gcov := flag.String("gcov", "gcov", "gcov of the gcc that built the kernel")
+	lines := flag.String("lines", "", "also write every fs/notify line's execution counts as JSON to `file`")
 	flag.Parse()
 	if *build == "" || *src == "" || *gcda == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: fsncov -build DIR -src DIR -gcda DIR [-diff FILE] [-functions] [-gcov GCOV]")
@@ -45,13 +49,13 @@ func main() {
 		}
 		*p = abs
 	}
-	if err := run(os.Stdout, *build, *src, *gcda, *diff, *gcov, *functions); err != nil {
+	if err := run(os.Stdout, *build, *src, *gcda, *diff, *gcov, *lines, *functions); err != nil {
 		fmt.Fprintln(os.Stderr, "fsncov:", err)
 		os.Exit(exitcode.Fail)
 	}
 }
 
-func run(w io.Writer, build, src, gcda, diff, gcov string, functions bool) error {
+func run(w io.Writer, build, src, gcda, diff, gcov, lines string, functions bool) error {
 	// The VM brings back two snapshots (harness/vm Config.GcovDir): the
 	// counters when the runner started and when it ended.
 	suite, err := load(build, src, filepath.Join(gcda, "suite"), gcov)
@@ -68,6 +72,11 @@ func run(w io.Writer, build, src, gcda, diff, gcov string, functions bool) error
 	}
 	if len(p.Paths(coverage.InNotify)) == 0 {
 		return fmt.Errorf("the gcov data names no fs/notify file under %s: is it the tree %s was built from?", src, build)
+	}
+	if lines != "" {
+		if err := writeLines(lines, p, src); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "fs/notify line coverage: what the suite ran (gcov counters when the runner ended minus when it started)\n\n")
 	if err := p.WriteSummary(w); err != nil {
@@ -120,4 +129,21 @@ func load(build, src, dir, gcov string) (*coverage.Profile, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return p, nil
+}
+
+// writeLines writes the per-line counts of fs/notify (dnotify included: the
+// reader decides) to path.
+func writeLines(path string, p *coverage.Profile, src string) error {
+	d, err := p.Lines(src, func(f string) bool { return !coverage.Outside(f) })
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("line data: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("line data: %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
 )
 
 // TestRunSnapshots drives fsncov as make coverage does, on a tiny program
@@ -61,8 +63,22 @@ func TestRunSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := run(&out, build, src, gcda, patch, "gcov", true); err != nil {
+	lines := filepath.Join(root, "lines.json")
+	if err := run(&out, build, src, gcda, patch, "gcov", lines, true); err != nil {
 		t.Fatal(err)
+	}
+	f, err := os.Open(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ld, err := coverage.ReadLines(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ld.Files["fs/notify/group.c"]
+	if g.SHA256 == "" || g.Lines[1] != (coverage.LineCount{Suite: 0, Boot: 1}) || g.Lines[2] != (coverage.LineCount{Suite: 1, Boot: 0}) {
+		t.Errorf("lines.json for group.c: %+v, want line 1 at boot only, line 2 once in the suite", g)
 	}
 	t.Logf("report:\n%s", out.String())
 	for _, want := range []string{

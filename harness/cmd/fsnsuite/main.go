@@ -57,6 +57,7 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
        fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
+       fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
@@ -84,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return report(args[1:], stdout, stderr)
 		case "diff":
 			return diffResults(args[1:], stdout, stderr)
+		case "mutants":
+			return mutants(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)

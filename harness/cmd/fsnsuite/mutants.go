@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
+	"github.com/fsnsuite/fsnsuite/harness/mutate"
+)
+
+// mutants is `fsnsuite mutants`: the mutation analysis of fs/notify
+// (harness/mutate) that scripts/mutants/mutants.sh (make mutants) runs.
+// Exit 0 when the analysis ran (whatever the score), 1 when -expect was
+// not met, 2 on a usage error or when the analysis could not run.
+func mutants(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fsnsuite mutants", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		ksrc     = fs.String("ksrc", "", "kernel `tree` to make the mutants from (only read)")
+		dir      = fs.String("dir", "", "`directory` holding src/ (a private copy of -ksrc) and build/ (its build directory), as scripts/mutants/build-kernel.sh makes them")
+		results  = fs.String("results", "results/mutants", "results `directory`: report.txt, mutants.json, base/ and one directory per mutant")
+		n        = fs.Int("n", 15, "sample `size`: mutants drawn at random; 0: every mutant")
+		seed     = fs.Uint64("seed", 1, "sample `seed`")
+		ids      = fs.String("id", "", "comma-separated mutant `ids` to run instead of a sample (run even when listed as equivalent)")
+		base     = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
+		lines    = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
+		equiv    = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
+		list     = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
+		jobs     = fs.Int("jobs", 2, "make -j `n`")
+		nice     = fs.Int("nice", 19, "niceness of make")
+		lock     = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
+		vmCPUs   = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
+		vmMem    = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
+		vmTime   = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
+		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed)")
+		suiteBin = fs.String("suite", "", "the runner `binary` (default: this executable)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: fsnsuite mutants -ksrc TREE -dir DIR [flags] [-- runner flags]\n"+
+			"       fsnsuite mutants -ksrc TREE -list [-id IDS] [-base REV]\n\n"+
+			"Plants one fault at a time in fs/notify's C source (dnotify left out), builds\n"+
+			"the kernel incrementally in DIR/build, runs the correctness suite on it under\n"+
+			"qemu and compares each leaf with the unmutated kernel's run: killed (a leaf\n"+
+			"went from pass to fail), survived, crashed/hung (counted as killed),\n"+
+			"build-failed, not covered (coverage data), equivalent (listed).\n"+
+			"scripts/mutants/mutants.sh (make mutants) prepares DIR and runs this.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "fsnsuite mutants: %v\n", err)
+		return 2
+	}
+	if *ksrc == "" {
+		return fail(errors.New("-ksrc is required (see -h)"))
+	}
+	var keep map[string]map[int]bool
+	if *base != "" {
+		var err error
+		if keep, err = changedLines(*ksrc, *base); err != nil {
+			return fail(err)
+		}
+	}
+	all, err := mutate.GenerateTree(*ksrc, keep)
+	if err != nil {
+		return fail(err)
+	}
+	var chosen []string
+	if *ids != "" {
+		chosen = strings.Split(*ids, ",")
+	}
+	equivalents := mutate.Equivalents{}
+	if *equiv != "" {
+		f, err := os.Open(*equiv)
+		if err != nil {
+			return fail(err)
+		}
+		equivalents, err = mutate.ReadEquivalents(f)
+		f.Close()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if *list {
+		ms := all
+		nSet := false
+		fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+		switch {
+		case chosen != nil:
+			if ms, err = mutate.Select(all, chosen); err != nil {
+				return fail(err)
+			}
+		case nSet:
+			// The sample a run with these -n, -seed and -equivalent
+			// would draw (before coverage data leaves some out).
+			var pool []mutate.Mutant
+			for _, m := range all {
+				if _, ok := equivalents[m.ID]; !ok {
+					pool = append(pool, m)
+				}
+			}
+			ms = mutate.Sample(pool, *n, *seed)
+		}
+		for _, m := range ms {
+			fmt.Fprintf(stdout, "%s %s %s %s\n", m.ID, m.Where(), m.Op, m.Func)
+			if chosen != nil {
+				fmt.Fprint(stdout, m.Diff)
+			}
+		}
+		return 0
+	}
+	if *dir == "" {
+		return fail(errors.New("-dir is required to run mutants (see -h)"))
+	}
+	cfg := &mutate.Config{
+		KSRC: *ksrc, Src: filepath.Join(*dir, "src"), Build: filepath.Join(*dir, "build"),
+		SuiteArgs: fs.Args(), Results: *results, Jobs: *jobs, Nice: *nice, Lock: *lock,
+		VMCPUs: *vmCPUs, VMMem: *vmMem, VMTimeout: *vmTime, Log: stderr,
+		Equivalents: equivalents,
+	}
+	cfg.Suite = *suiteBin
+	if cfg.Suite == "" {
+		if cfg.Suite, err = os.Executable(); err != nil {
+			return fail(err)
+		}
+	}
+	rep := &mutate.Report{KSRC: *ksrc, Base: *base, Seed: *seed, N: *n, IDs: chosen, Generated: len(all), ByOp: map[string]int{}, NeverRan: -1}
+	rep.Coverage = "none: every mutant is run (make coverage writes results/coverage/lines.json)"
+	if *lines != "" {
+		f, err := os.Open(*lines)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			rep.Coverage = fmt.Sprintf("none (no %s; run make coverage on this KSRC first): every mutant is run", *lines)
+		case err != nil:
+			return fail(err)
+		default:
+			cfg.Lines, err = coverage.ReadLines(f)
+			f.Close()
+			if err != nil {
+				return fail(fmt.Errorf("%s: %w", *lines, err))
+			}
+			rep.Coverage = *lines
+		}
+	}
+	sums, err := sourceSums(*ksrc, all)
+	if err != nil {
+		return fail(err)
+	}
+	var pool []mutate.Mutant
+	if cfg.Lines != nil {
+		rep.NeverRan = 0
+	}
+	for i := range all {
+		m := &all[i]
+		rep.ByOp[m.Op]++
+		if _, ok := cfg.Equivalents[m.ID]; ok {
+			rep.Equivalent++
+			continue
+		}
+		if ran, known := mutate.Covered(cfg.Lines, sums, m); known && !ran {
+			rep.NeverRan++
+		}
+		pool = append(pool, *m)
+	}
+	var ms []mutate.Mutant
+	if chosen != nil {
+		if ms, err = mutate.Select(all, chosen); err != nil {
+			return fail(err)
+		}
+		cfg.Force = true
+	} else {
+		ms = mutate.Sample(pool, *n, *seed)
+	}
+	fmt.Fprintf(stderr, "fsnsuite mutants: %d mutants generated, %d listed as equivalent; running %d\n", len(all), rep.Equivalent, len(ms))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	write := func(bl *mutate.Baseline, rs []mutate.Result) error {
+		rep.Baseline, rep.Results = bl, rs
+		return writeReport(*results, rep)
+	}
+	bl, rs, err := mutate.Run(ctx, cfg, ms, write)
+	rep.Baseline, rep.Results = bl, rs
+	rep.Complete = err == nil
+	if werr := writeReport(*results, rep); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(*results, "report.txt")); err == nil {
+		stdout.Write(b)
+	}
+	fmt.Fprintf(stderr, "fsnsuite mutants: report in %s/report.txt and %s/mutants.json\n", *results, *results)
+	if *expect != "" {
+		for _, r := range rs {
+			ok := string(r.Outcome) == *expect || *expect == string(mutate.Killed) && r.Outcome == mutate.Crashed
+			if !ok {
+				fmt.Fprintf(stderr, "fsnsuite mutants: %s %s: %s, expected %s\n", r.ID, r.Where(), r.Outcome, *expect)
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// writeReport writes report.txt and mutants.json into dir.
+func writeReport(dir string, rep *mutate.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, w := range map[string]func(io.Writer) error{"report.txt": rep.WriteText, "mutants.json": rep.WriteJSON} {
+		var b bytes.Buffer
+		if err := w(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// changedLines is every line of fs/notify changed since base in the git
+// tree ksrc (against the work tree: committed or not), per file.
+func changedLines(ksrc, base string) (map[string]map[int]bool, error) {
+	cmd := exec.Command("git", "-C", ksrc, "diff", "--no-color", "--no-ext-diff", "-U0", base, "--", "fs/notify")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("BASE=%s: git diff in %s: %w: %s", base, ksrc, err, strings.TrimSpace(stderr.String()))
+	}
+	changes, _, err := coverage.ParseDiff(bytes.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("BASE=%s: %w", base, err)
+	}
+	lines := map[string]map[int]bool{}
+	for _, c := range changes {
+		if lines[c.Path] == nil {
+			lines[c.Path] = map[int]bool{}
+		}
+		lines[c.Path][c.Line] = true
+	}
+	return lines, nil
+}
+
+// sourceSums is the sha256 of each file the mutants are in.
+func sourceSums(ksrc string, ms []mutate.Mutant) (map[string]string, error) {
+	sums := map[string]string{}
+	for _, m := range ms {
+		if _, ok := sums[m.File]; ok {
+			continue
+		}
+		s, err := mutate.FileSum(filepath.Join(ksrc, m.File))
+		if err != nil {
+			return nil, err
+		}
+		sums[m.File] = s
+	}
+	return sums, nil
+}

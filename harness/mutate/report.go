@@ -1,0 +1,219 @@
+package mutate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Report is the mutation analysis written to mutants.json and report.txt.
+type Report struct {
+	KSRC string `json:"ksrc"`
+	// Base is BASE= (only lines changed since it were mutated), "" for all.
+	Base string `json:"base,omitempty"`
+	// Seed and N drew the sample; IDs, when set, chose the mutants instead.
+	Seed uint64   `json:"seed"`
+	N    int      `json:"n"`
+	IDs  []string `json:"ids,omitempty"`
+	// Generated counts every mutant of the source (before sampling),
+	// Equivalent those of them in the equivalents list, and NeverRan those
+	// on lines the coverage data says never ran (-1: no coverage data).
+	Generated  int            `json:"generated"`
+	ByOp       map[string]int `json:"generated_by_op"`
+	Equivalent int            `json:"equivalent_listed"`
+	NeverRan   int            `json:"never_ran"`
+	// Coverage names the line data used, or says there was none.
+	Coverage string    `json:"coverage"`
+	Baseline *Baseline `json:"baseline"`
+	Results  []Result  `json:"mutants"`
+	// Complete is false while the run is still going (or was cut short).
+	Complete bool `json:"complete"`
+}
+
+// Score is killed (crashed included) out of killed plus survived.
+type Score struct {
+	Killed     int `json:"killed"`
+	Crashed    int `json:"crashed"`
+	Survived   int `json:"survived"`
+	BuildFail  int `json:"build_failed"`
+	NotCovered int `json:"not_covered"`
+	Equivalent int `json:"equivalent"`
+}
+
+// Add counts one outcome.
+func (s *Score) Add(o Outcome) {
+	switch o {
+	case Killed:
+		s.Killed++
+	case Crashed:
+		s.Crashed++
+	case Survived:
+		s.Survived++
+	case BuildFailed:
+		s.BuildFail++
+	case NotCovered:
+		s.NotCovered++
+	case Equivalent:
+		s.Equivalent++
+	}
+}
+
+// String is "killed/(killed+survived) pct %" with the other counts.
+func (s Score) String() string {
+	k := s.Killed + s.Crashed
+	pct := "-"
+	if k+s.Survived > 0 {
+		pct = fmt.Sprintf("%.1f %%", 100*float64(k)/float64(k+s.Survived))
+	}
+	return fmt.Sprintf("%d/%d %s (killed %d, crashed/hung %d, survived %d; build-failed %d, not covered %d, equivalent %d)",
+		k, k+s.Survived, pct, s.Killed, s.Crashed, s.Survived, s.BuildFail, s.NotCovered, s.Equivalent)
+}
+
+// Scores returns the total and the score per file and per "file function".
+func (r *Report) Scores() (total Score, files, funcs map[string]*Score) {
+	files, funcs = map[string]*Score{}, map[string]*Score{}
+	for _, res := range r.Results {
+		total.Add(res.Outcome)
+		for _, mk := range []struct {
+			m map[string]*Score
+			k string
+		}{{files, res.File}, {funcs, res.File + " " + res.Func}} {
+			if mk.m[mk.k] == nil {
+				mk.m[mk.k] = &Score{}
+			}
+			mk.m[mk.k].Add(res.Outcome)
+		}
+	}
+	return total, files, funcs
+}
+
+// WriteJSON writes the report as JSON, with the scores.
+func (r *Report) WriteJSON(w io.Writer) error {
+	total, files, funcs := r.Scores()
+	doc := struct {
+		*Report
+		Score     Score             `json:"score"`
+		PerFile   map[string]*Score `json:"score_per_file"`
+		PerFunc   map[string]*Score `json:"score_per_function"`
+		Survivors []string          `json:"survivors"`
+	}{r, total, files, funcs, nil}
+	for _, res := range r.Results {
+		if res.Outcome == Survived {
+			doc.Survivors = append(doc.Survivors, res.ID)
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("mutate: writing the JSON report: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the report for a reader: what was run, the score in
+// total, per file and per function, every mutant's outcome, and every
+// survivor with its diff.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	total, files, funcs := r.Scores()
+	fmt.Fprintf(&b, "Mutation analysis of fs/notify (dnotify left out) in %s\n", r.KSRC)
+	if r.Base != "" {
+		fmt.Fprintf(&b, "Lines changed since %s only.\n", r.Base)
+	}
+	ops := make([]string, 0, len(r.ByOp))
+	for _, op := range Ops {
+		if r.ByOp[op] > 0 {
+			ops = append(ops, fmt.Sprintf("%s %d", op, r.ByOp[op]))
+		}
+	}
+	fmt.Fprintf(&b, "Mutants generated: %d (%s); %d listed as equivalent", r.Generated, strings.Join(ops, ", "), r.Equivalent)
+	if r.NeverRan >= 0 {
+		fmt.Fprintf(&b, "; %d on lines the suite never ran", r.NeverRan)
+	}
+	b.WriteString(".\n")
+	if len(r.IDs) > 0 {
+		fmt.Fprintf(&b, "Chosen: %s.\n", strings.Join(r.IDs, ", "))
+	} else if r.N > 0 {
+		fmt.Fprintf(&b, "Sample: N=%d SEED=%d.\n", r.N, r.Seed)
+	} else {
+		b.WriteString("Sample: every mutant.\n")
+	}
+	fmt.Fprintf(&b, "Coverage: %s.\n", r.Coverage)
+	if bl := r.Baseline; bl != nil {
+		fmt.Fprintf(&b, "Baseline: built in %.0fs, suite in %.0fs, %d leaves, %d already failing", bl.BuildSeconds, bl.RunSeconds, bl.Leaves, len(bl.Failing))
+		if len(bl.Failing) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(bl.Failing, ", "))
+		}
+		b.WriteString(".\n")
+	}
+	if !r.Complete {
+		b.WriteString("INCOMPLETE: the run is still going or was cut short.\n")
+	}
+	fmt.Fprintf(&b, "\nMutation score: %s\n", total)
+	fmt.Fprintf(&b, "\nPer file:\n")
+	for _, k := range sortedScoreKeys(files) {
+		fmt.Fprintf(&b, "  %-40s %s\n", k, files[k])
+	}
+	fmt.Fprintf(&b, "\nPer function:\n")
+	for _, k := range sortedScoreKeys(funcs) {
+		fmt.Fprintf(&b, "  %-60s %s\n", k, funcs[k])
+	}
+	fmt.Fprintf(&b, "\nMutants:\n")
+	for _, res := range r.Results {
+		fmt.Fprintf(&b, "  %s %-12s %-38s %-10s %s", res.ID, res.Outcome, res.Where(), res.Op, res.Func)
+		if res.BuildSeconds > 0 {
+			fmt.Fprintf(&b, " (build %.0fs", res.BuildSeconds)
+			if res.RunSeconds > 0 {
+				fmt.Fprintf(&b, ", run %.0fs", res.RunSeconds)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+		if res.Reason != "" {
+			fmt.Fprintf(&b, "      %s\n", res.Reason)
+		}
+		if res.Listed {
+			b.WriteString("      (listed as equivalent; run because it was chosen by id)\n")
+		}
+		for i, k := range res.KilledBy {
+			if i == 5 {
+				fmt.Fprintf(&b, "      ... and %d more leaves\n", len(res.KilledBy)-5)
+				break
+			}
+			fmt.Fprintf(&b, "      %s -> %s %s", k.Before, k.After, k.Path)
+			if strings.IndexFunc(k.Why, unicode.IsLetter) >= 0 {
+				// (a closing brace of a dump says nothing)
+				fmt.Fprintf(&b, ": %s", k.Why)
+			}
+			b.WriteString("\n")
+		}
+	}
+	first := true
+	for _, res := range r.Results {
+		if res.Outcome != Survived {
+			continue
+		}
+		if first {
+			fmt.Fprintf(&b, "\nSurvivors (no leaf went from pass to fail; equivalent ones go in scripts/mutants/equivalent.txt):\n")
+			first = false
+		}
+		fmt.Fprintf(&b, "\n%s %s %s in %s\n%s", res.ID, res.Where(), res.Op, res.Func, res.Diff)
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("mutate: writing the report: %w", err)
+	}
+	return nil
+}
+
+func sortedScoreKeys(m map[string]*Score) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,375 @@
+package mutate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+)
+
+// Config is one run of the mutation analysis.
+type Config struct {
+	// KSRC is the kernel tree the mutants are made from; it is only read.
+	KSRC string
+	// Src is the private copy of KSRC the kernel is built from (hard
+	// links: a mutated file replaces its link with a new file, never
+	// writing through it) and Build its build directory (O=).
+	Src, Build string
+	// Suite is bin/fsnsuite; SuiteArgs are more runner flags.
+	Suite     string
+	SuiteArgs []string
+	// Results is the directory for the report and each mutant's files.
+	Results string
+	// Jobs and Nice set make's -j and niceness.
+	Jobs, Nice int
+	// Lock, when not empty, is a file flock'ed around each VM run (so
+	// runs of several tools on one machine take turns).
+	Lock string
+	// VMCPUs, VMMem are the guest's CPUs and MiB; VMTimeout the limit
+	// of a mutant's run (0: twice the baseline's run plus 3 minutes).
+	VMCPUs, VMMem int
+	VMTimeout     time.Duration
+	// Lines is `make coverage`'s per-line data, nil when there is none.
+	Lines *coverage.LineData
+	// Equivalents are skipped (unless Force) and reported as equivalent.
+	Equivalents Equivalents
+	// Force runs equivalent mutants too (ID=: a chosen mutant always runs).
+	Force bool
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Result is one mutant's fate.
+type Result struct {
+	Mutant
+	Outcome Outcome `json:"outcome"`
+	// Reason: why it crashed, why it is equivalent, or the compiler's
+	// first error.
+	Reason   string `json:"reason,omitempty"`
+	KilledBy []Leaf `json:"killed_by,omitempty"`
+	// Listed is set when the mutant is in the equivalents list but was
+	// run anyway (Force).
+	Listed       bool    `json:"listed_equivalent,omitempty"`
+	BuildSeconds float64 `json:"build_seconds,omitempty"`
+	RunSeconds   float64 `json:"run_seconds,omitempty"`
+}
+
+// Baseline is the unmutated kernel's build and run.
+type Baseline struct {
+	BuildSeconds float64 `json:"build_seconds"`
+	RunSeconds   float64 `json:"run_seconds"`
+	Dir          string  `json:"dir"`
+	Leaves       int     `json:"leaves"`
+	// Failing lists the leaves that already fail on it: a mutant cannot
+	// be killed by them.
+	Failing []string `json:"failing,omitempty"`
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "mutants: "+format+"\n", args...)
+	}
+}
+
+// Run builds and runs the unmutated kernel, then each mutant in turn, and
+// calls done after each mutant with the results so far (to write the
+// report as it grows). The source copy is restored whatever happens.
+func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []Result) error) (*Baseline, []Result, error) {
+	if cfg.Jobs <= 0 {
+		cfg.Jobs = 2
+	}
+	files, err := SourceFiles(cfg.KSRC)
+	if err != nil {
+		return nil, nil, err
+	}
+	sums := map[string]string{}
+	for _, f := range files {
+		if sums[f], err = FileSum(filepath.Join(cfg.KSRC, f)); err != nil {
+			return nil, nil, err
+		}
+	}
+	// A run interrupted before it restored a file left it mutated.
+	for _, f := range files {
+		if err := cfg.restore(f, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := os.MkdirAll(cfg.Results, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("mutate: %w", err)
+	}
+
+	base := &Baseline{Dir: filepath.Join(cfg.Results, "base")}
+	cfg.logf("building the unmutated kernel in %s", cfg.Build)
+	start := time.Now()
+	if out, err := cfg.make(ctx); err != nil {
+		return nil, nil, fmt.Errorf("mutate: the unmutated kernel does not build: %w\n%s", err, tail(out, 20))
+	}
+	base.BuildSeconds = time.Since(start).Seconds()
+	cfg.logf("unmutated kernel built in %.0fs; running the suite on it (the baseline)", base.BuildSeconds)
+	rr, err := cfg.runSuite(ctx, base.Dir, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	base.RunSeconds = rr.Seconds
+	if why := rr.Broken(); why != "" {
+		return nil, nil, fmt.Errorf("mutate: the baseline run broke (%s): nothing to compare mutants with (see %s)", why, base.Dir)
+	}
+	baseRes, err := runner.LoadResults(base.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mutate: baseline: %w", err)
+	}
+	for _, l := range runner.Leaves(baseRes.Root) {
+		base.Leaves++
+		if l.Node.Status.Failed() {
+			base.Failing = append(base.Failing, l.Path)
+		}
+	}
+	cfg.logf("baseline: %d leaves, %d failing, in %.0fs", base.Leaves, len(base.Failing), base.RunSeconds)
+	timeout := cfg.VMTimeout
+	if timeout <= 0 {
+		timeout = 2*time.Duration(base.RunSeconds*float64(time.Second)) + 3*time.Minute
+	}
+
+	var results []Result
+	for i, m := range ms {
+		if err := ctx.Err(); err != nil {
+			return base, results, fmt.Errorf("mutate: interrupted: %w", err)
+		}
+		r := Result{Mutant: m}
+		reason, listed := cfg.Equivalents[m.ID]
+		ran, known := Covered(cfg.Lines, sums, &m)
+		switch {
+		case listed && !cfg.Force:
+			r.Outcome, r.Reason = Equivalent, reason
+		case known && !ran:
+			r.Outcome = NotCovered
+		default:
+			r.Listed = listed
+			if err := cfg.one(ctx, baseRes, &r, timeout); err != nil {
+				return base, results, err
+			}
+		}
+		cfg.logf("[%d/%d] %s %s %s (%s): %s %s", i+1, len(ms), m.ID, m.Where(), m.Op, m.Func, r.Outcome, r.Reason)
+		results = append(results, r)
+		if done != nil {
+			if err := done(base, results); err != nil {
+				return base, results, err
+			}
+		}
+	}
+	return base, results, nil
+}
+
+// FileSum is the hex sha256 of a file's content (coverage.LineFile.SHA256).
+func FileSum(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("mutate: %w", err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:]), nil
+}
+
+// one applies, builds, runs and reverts one mutant.
+func (c *Config) one(ctx context.Context, base *runner.Results, r *Result, timeout time.Duration) (err error) {
+	dir := filepath.Join(c.Results, r.ID)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mutant.diff"), []byte(r.Diff), 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := c.apply(&r.Mutant); err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := c.restore(r.File, true); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	start := time.Now()
+	out, berr := c.make(ctx)
+	r.BuildSeconds = time.Since(start).Seconds()
+	if werr := os.WriteFile(filepath.Join(dir, "build.log"), out, 0o644); werr != nil {
+		return fmt.Errorf("mutate: %w", werr)
+	}
+	if berr != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+		}
+		r.Outcome, r.Reason = BuildFailed, firstError(out)
+		return nil
+	}
+	rr, err := c.runSuite(ctx, filepath.Join(dir, "run"), timeout)
+	if err != nil {
+		return err
+	}
+	r.RunSeconds = rr.Seconds
+	if ctx.Err() != nil {
+		return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.log"), []byte(rr.Stderr), 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	v := Judge(base, rr)
+	r.Outcome, r.Reason, r.KilledBy = v.Outcome, v.Reason, v.KilledBy
+	return nil
+}
+
+// apply writes the mutated file into the source copy as a new file (the
+// copy's hard link to KSRC is replaced, not written through).
+func (c *Config) apply(m *Mutant) error {
+	orig, err := os.ReadFile(filepath.Join(c.KSRC, m.File))
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	lines := bytes.SplitAfter(orig, []byte("\n"))
+	if m.Line < 1 || m.Line > len(lines) || string(bytes.TrimSuffix(lines[m.Line-1], []byte("\n"))) != m.Orig {
+		return fmt.Errorf("mutate: %s in %s is not the line mutant %s was made from", m.Where(), c.KSRC, m.ID)
+	}
+	lines[m.Line-1] = []byte(m.New + "\n")
+	if err := c.replace(m.File, bytes.Join(lines, nil)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// restore puts KSRC's content of file back into the source copy, as a new
+// file with the current time (so make rebuilds the object a mutant left
+// behind). Unless always, a file whose content already matches is left as
+// it is.
+func (c *Config) restore(file string, always bool) error {
+	orig, err := os.ReadFile(filepath.Join(c.KSRC, file))
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if !always {
+		have, err := os.ReadFile(filepath.Join(c.Src, file))
+		if err == nil && bytes.Equal(have, orig) {
+			return nil
+		}
+		c.logf("restoring %s in %s (left mutated by an earlier run)", file, c.Src)
+	}
+	return c.replace(file, orig)
+}
+
+// replace writes content to file in the source copy through a new file
+// renamed over it, and checks that KSRC's file is not the one written.
+func (c *Config) replace(file string, content []byte) error {
+	dst := filepath.Join(c.Src, file)
+	tmp := dst + ".fsnsuite-mutant"
+	if err := os.WriteFile(tmp, content, 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("mutate: %w", err)
+	}
+	a, err := os.Stat(dst)
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	b, err := os.Stat(filepath.Join(c.KSRC, file))
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if os.SameFile(a, b) {
+		return fmt.Errorf("mutate: %s is %s itself, not a copy", dst, filepath.Join(c.KSRC, file))
+	}
+	return nil
+}
+
+// make builds the bzImage incrementally and returns make's output.
+func (c *Config) make(ctx context.Context) ([]byte, error) {
+	args := []string{"-n", strconv.Itoa(c.Nice), "make", "-s", "-C", c.Src, "O=" + c.Build, "-j" + strconv.Itoa(c.Jobs), "bzImage"}
+	cmd := exec.CommandContext(ctx, "nice", args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("make: %w", err)
+	}
+	return out, nil
+}
+
+// runSuite runs the correctness suite on the built kernel into dir.
+func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration) (RunResult, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return RunResult{}, fmt.Errorf("mutate: %w", err)
+	}
+	cpus := c.VMCPUs
+	if cpus <= 0 {
+		cpus = 2
+	}
+	args := []string{"-kernel", filepath.Join(c.Build, "arch/x86/boot/bzImage"), "-no-perf", "-results", dir,
+		"-j=" + strconv.Itoa(cpus), "-vm-cpus", strconv.Itoa(cpus)}
+	if c.VMMem > 0 {
+		args = append(args, "-vm-mem", strconv.Itoa(c.VMMem))
+	}
+	if timeout > 0 {
+		args = append(args, "-vm-timeout", timeout.String())
+	}
+	args = append(args, c.SuiteArgs...)
+	if c.Lock != "" {
+		f, err := os.OpenFile(c.Lock, os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			return RunResult{}, fmt.Errorf("mutate: VM lock: %w", err)
+		}
+		defer f.Close()
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			c.logf("waiting for the VM lock %s", c.Lock)
+			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+				return RunResult{}, fmt.Errorf("mutate: VM lock %s: %w", c.Lock, err)
+			}
+		}
+		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}
+	var stderr bytes.Buffer
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, c.Suite, args...)
+	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	rr := RunResult{Stderr: stderr.String(), Dir: dir, Seconds: time.Since(start).Seconds()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		rr.ExitCode = ee.ExitCode()
+	default:
+		return rr, fmt.Errorf("mutate: %s: %w", c.Suite, err)
+	}
+	return rr, nil
+}
+
+// firstError is the compiler's first "error:" line of a build log.
+func firstError(out []byte) string {
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if bytes.Contains(l, []byte("error:")) {
+			return string(bytes.TrimSpace(l))
+		}
+	}
+	return string(bytes.TrimSpace(tail(out, 1)))
+}
+
+func tail(b []byte, n int) []byte {
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return bytes.Join(lines, []byte("\n"))
+}

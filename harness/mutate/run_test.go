@@ -1,0 +1,50 @@
+package mutate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+)
+
+// A mutant is written to the source copy as a new file: KSRC's file, hard
+// linked into the copy, keeps its content; restoring gives the original
+// content back with a new mtime (so make rebuilds the object).
+func TestApplyRestoreHardLinks(t *testing.T) {
+	root := t.TempDir()
+	ksrc, src := filepath.Join(root, "ksrc"), filepath.Join(root, "src")
+	rel := "fs/notify/t.c"
+	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\treturn 0;")
+	assert.NilError(t, os.MkdirAll(filepath.Join(ksrc, "fs/notify"), 0o755))
+	assert.NilError(t, os.MkdirAll(filepath.Join(src, "fs/notify"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(ksrc, rel), []byte(orig), 0o644))
+	old := time.Now().Add(-time.Hour)
+	assert.NilError(t, os.Chtimes(filepath.Join(ksrc, rel), old, old))
+	assert.NilError(t, os.Link(filepath.Join(ksrc, rel), filepath.Join(src, rel)))
+
+	ms := Generate(rel, orig, nil)
+	assert.Assert(t, len(ms) > 0)
+	c := &Config{KSRC: ksrc, Src: src}
+	assert.NilError(t, c.apply(&ms[0]))
+	b, err := os.ReadFile(filepath.Join(ksrc, rel))
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), orig, "KSRC was written through the hard link")
+	b, err = os.ReadFile(filepath.Join(src, rel))
+	assert.NilError(t, err)
+	assert.Assert(t, string(b) != orig, "the copy is not mutated")
+
+	assert.NilError(t, c.restore(rel, true))
+	b, err = os.ReadFile(filepath.Join(src, rel))
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), orig)
+	st, err := os.Stat(filepath.Join(src, rel))
+	assert.NilError(t, err)
+	assert.Assert(t, st.ModTime().After(old.Add(time.Minute)), "restored file keeps the old mtime %v: make would not rebuild", st.ModTime())
+
+	// A mutant whose line no longer reads as it did is refused.
+	m := ms[0]
+	m.Orig = "something else"
+	assert.ErrorContains(t, c.apply(&m), "is not the line mutant")
+}

@@ -1,0 +1,37 @@
+# Mutation analysis of fs/notify (included by the Makefile): plant one small
+# fault at a time in fs/notify's C source (dnotify left out), build the
+# kernel incrementally, run the correctness suite on it under qemu and count
+# the mutants that make a leaf fail. Not run by CI as a whole (minutes per
+# mutant under TCG); CI runs one chosen mutant (ID=, EXPECT=).
+#
+#   make mutants                            # N=15 SEED=1 on Debian's linux-source-6.1
+#   make mutants N=40 SEED=7                # another sample
+#   make mutants ID=0123456789 EXPECT=killed
+#   make mutants KSRC=~/linux BASE=HEAD~1   # only the lines my patch changed
+#   make mutants-list                       # every mutant's id, file:line, operator
+#
+# MUT_RESULTS (results/mutants), COV_LINES (results/coverage/lines.json from
+# make coverage), MUT_VM_TIMEOUT, VM_CPUS, VM_MEM, FSNSUITE_VM_LOCK and
+# MUTANTS_ARGS (runner flags, e.g. -run REGEX) tune it. Details:
+# scripts/vm/README.md.
+
+KSRC         ?=
+BASE         ?=
+N            ?= 15
+SEED         ?= 1
+ID           ?=
+EXPECT       ?=
+MUT_RESULTS  ?= results/mutants
+MUTANTS_ARGS ?=
+
+.PHONY: mutants mutants-list
+
+mutants: build
+	N='$(N)' SEED='$(SEED)' ID='$(ID)' BASE='$(BASE)' EXPECT='$(EXPECT)' \
+	  MUT_RESULTS='$(abspath $(MUT_RESULTS))' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' \
+	  MUT_VM_TIMEOUT='$(MUT_VM_TIMEOUT)' COV_LINES='$(COV_LINES)' \
+	  sh scripts/mutants/mutants.sh '$(KSRC)' -- $(MUTANTS_ARGS)
+
+mutants-list: build
+	ksrc='$(KSRC)'; [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \
+	  $(BIN)/fsnsuite mutants -ksrc "$$ksrc" -list $(if $(BASE),-base '$(BASE)') $(if $(ID),-id '$(ID)')

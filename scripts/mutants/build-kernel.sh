@@ -1,0 +1,80 @@
+#!/bin/sh
+# build-kernel.sh KSRC — build (or reuse) the kernel `make mutants` mutates
+# and print the directory holding its source copy and build directory
+# (DIR/src, DIR/build; the bzImage is DIR/build/arch/x86/boot/bzImage).
+#
+# The kernel is tinyconfig + scripts/kernel.config + scripts/mutants/mutants.config,
+# without gcov. DIR/src is a private copy of KSRC (hard links where the cache
+# is on KSRC's filesystem, as scripts/coverage/build-kernel.sh makes its copy):
+# fsnsuite mutants replaces a file of it with a new file for each mutant
+# (never writing through a hard link into KSRC) and rebuilds incrementally in
+# DIR/build. A finished build (build/.done) is reused: fsnsuite mutants first
+# restores every fs/notify file of the copy that differs from KSRC and runs
+# make, so an interrupted run leaves nothing behind.
+#
+# Cache: <cache>/mutants/<key>, key = sha256 of the source state (as
+# scripts/coverage/build-kernel.sh computes it), of the config fragments, of
+# gcc's version and of $method below.
+# JOBS (default 2) and NICE (default 19) set make's -j and niceness.
+set -eu
+
+[ $# -eq 1 ] || { echo "usage: $0 KSRC" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+ksrc=$(cd "$1" && pwd) || exit 2
+die() { echo "mutants build: $*" >&2; exit 1; }
+[ -f "$ksrc/Makefile" ] && [ -d "$ksrc/fs/notify" ] || die "$ksrc is not a kernel source tree (no Makefile or fs/notify)"
+if [ -f "$ksrc/.config" ] || [ -f "$ksrc/include/config/auto.conf" ]; then
+	die "$ksrc has an in-tree build (.config); an out-of-tree build needs a clean tree: run 'make mrproper' there or give a clean copy"
+fi
+
+cache=$(sh "$repo/scripts/coverage/cache-dir.sh")/mutants
+mkdir -p "$cache"
+frag=$here/mutants.config
+frags="$repo/scripts/kernel.config $frag"
+method="fsnsuite-mutants-build 1: tinyconfig+fragments, no gcov"
+
+source_state() {
+	if git -C "$ksrc" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+		[ "$(git -C "$ksrc" rev-parse --show-toplevel)" = "$ksrc" ]; then
+		echo "git $(git -C "$ksrc" rev-parse HEAD)"
+		git -C "$ksrc" diff HEAD
+		git -C "$ksrc" ls-files -o --exclude-standard -- fs include | while IFS= read -r f; do
+			echo "untracked $f"
+			cat "$ksrc/$f"
+		done
+	else
+		echo "tree $ksrc"
+		(cd "$ksrc" && find . -path ./.git -prune -o -type f -printf '%P %s %T@\n' | LC_ALL=C sort)
+	fi
+}
+# shellcheck disable=SC2086
+key=$({
+	source_state
+	echo "$method"
+	cat $frags
+	gcc --version | head -n 1
+} | sha256sum | cut -c1-16)
+dir=$cache/$key
+if [ -f "$dir/build/.done" ]; then
+	echo "mutants build: reusing $dir" >&2
+	echo "$dir"
+	exit 0
+fi
+
+echo "mutants build: building the kernel to mutate from $ksrc in $dir (cache key $key)" >&2
+rm -rf "$dir"
+mkdir -p "$dir"
+if ! cp -al "$ksrc/." "$dir/src" 2>/dev/null; then
+	rm -rf "$dir/src"
+	mkdir -p "$dir/src"
+	echo "mutants build: $ksrc is on another filesystem than $cache: copying it" >&2
+	tar -C "$ksrc" --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
+fi
+rm -rf "$dir/src/.git"
+start=$(date +%s)
+JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$dir/build" -f "$frag" >/dev/null
+end=$(date +%s)
+echo "mutants build: done in $((end - start))s; $(du -sh "$dir/build" | cut -f1) in $dir/build" >&2
+touch "$dir/build/.done"
+echo "$dir"
