@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -42,7 +43,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		vmCPUs   = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
 		vmMem    = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
 		vmTime   = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
-		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed)")
+		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
 		suiteBin = fs.String("suite", "", "the runner `binary` (default: this executable)")
 	)
 	fs.Usage = func() {
@@ -205,15 +206,59 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fsnsuite mutants: report in %s/report.txt and %s/mutants.json\n", *results, *results)
 	if *expect != "" {
+		want, err := parseExpect(*expect)
+		if err != nil {
+			fmt.Fprintf(stderr, "fsnsuite mutants: -expect: %v\n", err)
+			return 2
+		}
+		met := true
 		for _, r := range rs {
-			ok := string(r.Outcome) == *expect || *expect == string(mutate.Killed) && r.Outcome == mutate.Crashed
+			exp, ok := want[r.ID]
 			if !ok {
-				fmt.Fprintf(stderr, "fsnsuite mutants: %s %s: %s, expected %s\n", r.ID, r.Where(), r.Outcome, *expect)
-				return 1
+				exp, ok = want[""]
 			}
+			if !ok {
+				continue
+			}
+			if string(r.Outcome) == exp || exp == string(mutate.Killed) && r.Outcome == mutate.Crashed {
+				fmt.Fprintf(stderr, "fsnsuite mutants: %s %s: %s, as expected\n", r.ID, r.Where(), r.Outcome)
+				continue
+			}
+			fmt.Fprintf(stderr, "fsnsuite mutants: %s %s: %s, expected %s\n", r.ID, r.Where(), r.Outcome, exp)
+			met = false
+		}
+		for id := range want {
+			if id != "" && !slices.ContainsFunc(rs, func(r mutate.Result) bool { return r.ID == id }) {
+				fmt.Fprintf(stderr, "fsnsuite mutants: -expect names %s, which did not run\n", id)
+				met = false
+			}
+		}
+		if !met {
+			return 1
 		}
 	}
 	return 0
+}
+
+// parseExpect reads -expect: one outcome for every mutant ("killed"), or
+// ID:OUTCOME pairs separated by commas ("9339abacbc:killed,f5c3ccd6c2:survived").
+// The map's "" key holds the outcome for every mutant.
+func parseExpect(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		id, outcome, paired := strings.Cut(strings.TrimSpace(part), ":")
+		if !paired {
+			id, outcome = "", id
+		}
+		if outcome == "" {
+			return nil, fmt.Errorf("%q: no outcome", part)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("%q: given twice", part)
+		}
+		out[id] = outcome
+	}
+	return out, nil
 }
 
 // writeReport writes report.txt and mutants.json into dir.

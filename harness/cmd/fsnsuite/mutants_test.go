@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,4 +47,27 @@ func TestMutantsList(t *testing.T) {
 	code, _, errs = run1()
 	assert.Equal(t, code, 2)
 	assert.Assert(t, strings.Contains(errs, "-dir is required"), errs)
+}
+
+// TestParseExpect: one outcome for all, or one per mutant id.
+func TestParseExpect(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]string
+		bad  bool
+	}{
+		{in: "killed", want: map[string]string{"": "killed"}},
+		{in: "9339abacbc:killed,f5c3ccd6c2:survived", want: map[string]string{"9339abacbc": "killed", "f5c3ccd6c2": "survived"}},
+		{in: "9339abacbc:", bad: true},
+		{in: "a:killed,a:survived", bad: true},
+	} {
+		got, err := parseExpect(tc.in)
+		if (err != nil) != tc.bad {
+			t.Errorf("parseExpect(%q): error %v, want error %t", tc.in, err, tc.bad)
+			continue
+		}
+		if !tc.bad && !maps.Equal(got, tc.want) {
+			t.Errorf("parseExpect(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
 }
