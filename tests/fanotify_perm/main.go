@@ -39,6 +39,7 @@ func allCases() []harness.Case {
 	cs = append(cs, verdictCases()...)
 	cs = append(cs, responseCases...)
 	cs = append(cs, listenerCases...)
+	cs = append(cs, releaseCases...)
 	cs = append(cs, groupCases...)
 	cs = append(cs, ignoreCases...)
 	cs = append(cs, preContentCases...)
