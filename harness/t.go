@@ -19,6 +19,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/limits"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 	"golang.org/x/sys/unix"
 )
 
@@ -364,6 +365,47 @@ func (t *T) Interfered(report, procs string) {
 		t.NoKernelHint("another program's events interfered; strict mode counts the undecided comparison as a failure")
 	}
 }
+
+// othersWatch is how long OthersOnFS watches the case's filesystem.
+const othersWatch = 500 * time.Millisecond
+
+// OthersOnFS watches this case's filesystem for half a second
+// (ownproc.WatchFS) and names the running processes outside the suite that
+// used files on it meanwhile; nil when the case has no filesystem mounted.
+// expect's inotify comparisons call it on a difference (an inotify event
+// names no process), so that another program's use of the same files makes
+// the comparison undecided (Interfered), not failed.
+func (t *T) OthersOnFS() ([]ownproc.Process, error) {
+	root := t.root()
+	root.mu.Lock()
+	fs := root.fs
+	root.mu.Unlock()
+	if fs == nil {
+		return nil, nil
+	}
+	procs, err := ownproc.WatchFS(fs.Root, othersWatch)
+	othersMu.Lock()
+	defer othersMu.Unlock()
+	switch {
+	case err != nil:
+	case len(procs) > 0:
+		othersSeen, othersSeenAt = procs, time.Now()
+	case time.Since(othersSeenAt) < othersRecent:
+		// Seen moments ago, by an earlier comparison's watch: a program
+		// that stopped just now may still be what made this one differ.
+		procs = othersSeen
+	}
+	return procs, err
+}
+
+// othersRecent: other programs a watch saw this long ago still count.
+const othersRecent = 5 * time.Second
+
+var (
+	othersMu     sync.Mutex
+	othersSeen   []ownproc.Process
+	othersSeenAt time.Time
+)
 
 // LeaveOut records that part of the case (a group class, a variant) is left
 // out because a feature is missing here: a note naming it on every run, and

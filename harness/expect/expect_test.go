@@ -15,6 +15,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 )
 
 // recorder is a TB that keeps what a helper reported.
@@ -293,4 +294,41 @@ func TestForeignPidEventsAreUndecided(t *testing.T) {
 	zero.Pid = 0
 	assert.Assert(t, !expect.Fanotify(&r, "open /file", []fanotify.Event{zero, own}, []fanotify.Event{own}))
 	assert.Equal(t, len(r.undecided), 0)
+}
+
+// watcher is an interferer that also says which other programs used the
+// filesystem (FSWatcher), as harness.T does with a filesystem mark.
+type watcher struct {
+	interferer
+	others []ownproc.Process
+	asked  int
+}
+
+func (w *watcher) OthersOnFS() ([]ownproc.Process, error) { w.asked++; return w.others, nil }
+
+// An inotify difference (inotify events carry no pid) is undecided when
+// another program is seen using the filesystem just after, and a failure
+// when none is, or when t cannot watch; an equal comparison does not watch.
+func TestInotifyDifferenceWithOthersOnFSIsUndecided(t *testing.T) {
+	want := []inotify.Event{{Wd: 1, Mask: unix.IN_OPEN, Name: "f"}}
+	extra := append([]inotify.Event{{Wd: 1, Mask: unix.IN_OPEN | unix.IN_ISDIR}}, want...)
+	walker := ownproc.Process{Pid: 4123, Comm: "walker"}
+
+	w := &watcher{others: []ownproc.Process{walker}}
+	assert.Assert(t, expect.Inotify(w, "open f", extra, want))
+	assert.DeepEqual(t, w.undecided, []string{"pid 4123 comm walker"})
+	assert.Equal(t, len(w.errs), 0)
+
+	w = &watcher{}
+	assert.Assert(t, !expect.Inotify(w, "open f", extra, want))
+	assert.Equal(t, len(w.undecided), 0)
+	assert.Equal(t, len(w.errs), 1)
+
+	w = &watcher{others: []ownproc.Process{walker}}
+	assert.Assert(t, expect.Inotify(w, "open f", want, want))
+	assert.Equal(t, w.asked, 0)
+
+	var plain recorder
+	assert.Assert(t, !expect.Inotify(&plain, "open f", extra, want))
+	assert.Equal(t, len(plain.errs), 1)
 }

@@ -321,39 +321,12 @@ func (r *runner) runSettled(s *Scenario) ([]Obs, []ownproc.Process, error) {
 const othersWindow = 500 * time.Millisecond
 
 // othersActive watches the filesystem under test for othersWindow while no
-// scenario runs, with a notification group's filesystem mark (a mount mark
-// where the kernel has no filesystem marks) for opens, reads, writes and
-// closes of files and directories, and returns the running processes
-// outside the suite that caused any (ownproc.Foreign). It names the
-// programs that may have caused a difference only inotify events showed
-// (they carry no pid). Nothing it sees changes a scenario: no scenario runs
-// while it watches, and its group is closed before the next one starts.
+// scenario runs (ownproc.WatchFS) and returns the running processes outside
+// the suite that used files on it. Nothing it sees changes a scenario: no
+// scenario runs while it watches, and its group is closed before the next
+// one starts.
 func (r *runner) othersActive() ([]ownproc.Process, error) {
-	g, err := initGroup(unix.FAN_CLASS_NOTIF | unix.FAN_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("watching for other programs: %w", err)
-	}
-	defer g.Close()
-	const mask = unix.FAN_OPEN | unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_ONDIR
-	err = g.Add(unix.FAN_MARK_FILESYSTEM, mask, r.root)
-	if errors.Is(err, unix.EINVAL) {
-		err = g.Add(unix.FAN_MARK_MOUNT, mask, r.root)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("watching for other programs: %w", err)
-	}
-	evs, err := g.Collect(othersWindow)
-	if err != nil {
-		return nil, fmt.Errorf("watching for other programs: %w", err)
-	}
-	var out []ownproc.Process
-	for _, e := range evs {
-		p, foreign := ownproc.Foreign(e.Pid)
-		if foreign && !p.Gone && !slices.ContainsFunc(out, func(q ownproc.Process) bool { return q.Pid == p.Pid }) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return ownproc.WatchFS(r.root, othersWindow)
 }
 
 // othersAround names the other programs that used the filesystem around a
