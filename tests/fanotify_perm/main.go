@@ -31,6 +31,8 @@ func main() {
 		Needs:       []*feature.Feature{feature.FanotifyPerm},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       allCases(),
+		Flags:       flags,
+		CaseFunc:    findingCases,
 	})
 }
 
