@@ -386,14 +386,16 @@ func (t *T) OthersOnFS() ([]ownproc.Process, error) {
 	procs, err := ownproc.WatchFS(fs.Root, othersWatch)
 	othersMu.Lock()
 	defer othersMu.Unlock()
+	seen := othersSeen[fs.Root]
 	switch {
 	case err != nil:
 	case len(procs) > 0:
-		othersSeen, othersSeenAt = procs, time.Now()
-	case time.Since(othersSeenAt) < othersRecent:
-		// Seen moments ago, by an earlier comparison's watch: a program
-		// that stopped just now may still be what made this one differ.
-		procs = othersSeen
+		othersSeen[fs.Root] = othersSighting{procs, time.Now()}
+	case time.Since(seen.at) < othersRecent:
+		// Seen on this filesystem moments ago, by an earlier
+		// comparison's watch: a program that stopped just now may still
+		// be what made this one differ.
+		procs = seen.procs
 	}
 	return procs, err
 }
@@ -401,10 +403,16 @@ func (t *T) OthersOnFS() ([]ownproc.Process, error) {
 // othersRecent: other programs a watch saw this long ago still count.
 const othersRecent = 5 * time.Second
 
+// othersSighting is what the last watch of a filesystem that saw other
+// programs saw, and when.
+type othersSighting struct {
+	procs []ownproc.Process
+	at    time.Time
+}
+
 var (
-	othersMu     sync.Mutex
-	othersSeen   []ownproc.Process
-	othersSeenAt time.Time
+	othersMu   sync.Mutex
+	othersSeen = map[string]othersSighting{} // by filesystem root
 )
 
 // LeaveOut records that part of the case (a group class, a variant) is left

@@ -334,7 +334,7 @@ func OnInotify(name string, in *inotify.Instance) Listener {
 	return Listener{name: name, collect: func(d time.Duration) (verdict, error) {
 		got, err := in.Collect(d)
 		r := InotifyEqual(got, nil)
-		return verdict{report: r, pidless: r != ""}, err
+		return verdict{report: r, pidless: r != "" && (overflowed(got, nil) || othersCouldAdd(got, nil))}, err
 	}}
 }
 
@@ -421,12 +421,39 @@ func Inotify(t TB, did string, got, want []inotify.Event) bool {
 	// explained, and still undecided while another program is seen.
 	v := verdict{report: InotifyEqual(got, want)}
 	if v.report != "" {
-		v.pidless = true
-		if overflowed(got, want) {
+		over := overflowed(got, want)
+		if over {
 			v.report += "  " + limits.Overflow("inotify", len(got)) + "\n"
 		}
+		v.pidless = over || othersCouldAdd(got, want)
 	}
 	return decide(t, did, v)
+}
+
+// othersCouldAdd reports whether got is want with events added that another
+// program reading the same files could have caused: opens, reads and
+// closes without writing (of files or directories), or a repeat of a wanted
+// event (another program's event between two equal ones stops inotify
+// merging them). A missing or changed event, a create, a move, a cookie or a
+// name no such program explains.
+func othersCouldAdd(got, want []inotify.Event) bool {
+	const reading = unix.IN_OPEN | unix.IN_ACCESS | unix.IN_CLOSE_NOWRITE
+	i := 0
+	for _, e := range got {
+		if i < len(want) && InotifyEqual([]inotify.Event{e}, want[i:i+1]) == "" {
+			i++
+			continue
+		}
+		m := uint32(e.Mask) &^ unix.IN_ISDIR
+		repeat := false
+		for _, w := range want[:i] {
+			repeat = repeat || InotifyEqual([]inotify.Event{e}, []inotify.Event{w}) == ""
+		}
+		if !repeat && (m == 0 || m&^reading != 0) {
+			return false
+		}
+	}
+	return i == len(want)
 }
 
 // overflowed reports whether got holds more IN_Q_OVERFLOW events than want.

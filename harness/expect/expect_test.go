@@ -331,4 +331,16 @@ func TestInotifyDifferenceWithOthersOnFSIsUndecided(t *testing.T) {
 	var plain recorder
 	assert.Assert(t, !expect.Inotify(&plain, "open f", extra, want))
 	assert.Equal(t, len(plain.errs), 1)
+
+	// A missing event, or an added one another program's reads cannot
+	// cause (a create), stays a failure whoever else is there.
+	for _, got := range [][]inotify.Event{
+		{{Wd: 1, Mask: unix.IN_OPEN | unix.IN_ISDIR}},
+		{{Wd: 1, Mask: unix.IN_CREATE, Name: "g"}, want[0]},
+	} {
+		w = &watcher{others: []ownproc.Process{walker}}
+		assert.Assert(t, !expect.Inotify(w, "open f", got, want))
+		assert.Equal(t, len(w.undecided), 0)
+		assert.Equal(t, len(w.errs), 1)
+	}
 }

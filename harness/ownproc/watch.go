@@ -24,7 +24,10 @@ func WatchFS(root string, d time.Duration) ([]Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching %s for other programs: %w", root, err)
 	}
-	defer g.Close()
+	// Not Close: another program's permission event waiting in one of the
+	// case's groups pins this group's mark too (fsnotify_prepare_user_wait
+	// raises its user_waits), and a synchronous close would wait for it.
+	defer g.CloseAsync()
 	const mask = unix.FAN_OPEN | unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_CLOSE | unix.FAN_ONDIR
 	err = g.Add(unix.FAN_MARK_FILESYSTEM, mask, root)
 	if errors.Is(err, unix.EINVAL) {

@@ -42,34 +42,53 @@ set -- -kernel "$kernel" -results "$results" -j="${VM_CPUS:-2}" "$@"
 [ -n "${VM_MEM:-}" ] && set -- "$@" -vm-mem "$VM_MEM"
 [ -n "${VM_TIMEOUT:-}" ] && set -- "$@" -vm-timeout "$VM_TIMEOUT"
 
-# panicked_before_init: the guest kernel panicked before it ran /init, so no
-# case ran (the console log has the panic and no "Run /init").
-panicked_before_init() {
-	log=$results/vm-console.log
-	[ -f "$log" ] && grep -q 'Kernel panic - not syncing' "$log" && ! grep -q 'Run /init as init process' "$log"
+# run_suite runs the runner with its stderr both shown and kept in $errlog
+# (stdout stays the TAP stream), and sets rc to its exit status.
+mkdir -p "$(dirname "$results")"
+errlog=$results.stderr
+rcfile=$results.rc
+run_suite() {
+	{ {
+		st=0
+		"$top/bin/fsnsuite" "$@" 2>&1 1>&3 3>&- || st=$?
+		echo "$st" >"$rcfile"
+	} | tee "$errlog" >&2; } 3>&1
+	rc=$(cat "$rcfile")
+	rm -f "$rcfile"
+}
+
+# panicked_in_boot: the runner says the guest kernel panicked during boot,
+# before /init reported in (so no case ran), and the report it printed names
+# no part of fsnotify (a boot-time fsnotify crash is a result, not bad luck).
+panicked_in_boot() {
+	grep -q 'fsnsuite: vm: kernel panic during boot' "$errlog" &&
+		! grep '^vm:   | ' "$errlog" | grep -qiE 'fsnotify|inotify|fanotify|dnotify'
 }
 
 echo "vmcheck: $top/bin/fsnsuite $*" >&2
 start=$(date +%s)
-rc=0
-"$top/bin/fsnsuite" "$@" || rc=$?
+rm -f "$results.boot1-console.log"
+second=""
+run_suite "$@"
 # A kernel that panics while it boots under emulation, before any case ran,
 # is booted once more (a lab retries a boot failure the same way), so a rare
-# emulation fault does not stand for a verdict. Both panics are printed; a
-# panic on the second boot, or any panic once the suite ran, is the result.
-if [ "$rc" != 0 ] && [ -z "${VMCHECK_NO_REBOOT:-}" ] && panicked_before_init; then
-	echo "vmcheck: kernel $spec panicked before /init ran (no case ran); its console log is kept as $results.boot1-console.log; booting once more" >&2
-	cp "$results/vm-console.log" "$results.boot1-console.log"
+# emulation fault does not stand for a verdict. Both reports are printed; a
+# panic on the second boot, any panic once the guest's /init ran, or one
+# whose report names fsnotify, is the result.
+if [ "$rc" != 0 ] && [ -z "${VMCHECK_NO_REBOOT:-}" ] && panicked_in_boot; then
+	echo "vmcheck: kernel $spec panicked during boot, before any case ran; its console log is kept as $results.boot1-console.log; booting once more" >&2
+	cp "$results/vm-console.log" "$results.boot1-console.log" 2>/dev/null || true
 	rm -rf "$results"
-	rc=0
-	"$top/bin/fsnsuite" "$@" || rc=$?
+	second=" (second boot: the first panicked during boot)"
+	run_suite "$@"
 fi
+rm -f "$errlog"
 end=$(date +%s)
 skips=0
 if [ -f "$results/results.tap" ]; then
 	skips=$(grep -c '# SKIP' "$results/results.tap" || true)
 fi
-echo "vmcheck: kernel $spec: exit $rc, wall time $((end - start))s, $skips skip lines (results in $results)" >&2
+echo "vmcheck: kernel $spec: exit $rc$second, wall time $((end - start))s, $skips skip lines (results in $results)" >&2
 if [ "$skips" != 0 ]; then
 	grep '# SKIP' "$results/results.tap" | sed 's/^ */vmcheck:   /' >&2
 fi

@@ -210,9 +210,15 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		// it (fsnotify_destroy_group) while the answer waits for the
 		// close: a deadlock, seen with a directory walker beside a
 		// content group on 6.18.
-		for _, g := range gs {
-			if g != nil && g.fan != nil {
-				g.fan.CloseAsync()
+		// In the order groups are offered an event (pre-content,
+		// content, notification: fsnotify_compare_groups): a waiter on
+		// one group pins the marks of the groups after it, and a close
+		// may be synchronous (CloseAsync's slots full).
+		for _, class := range []uint{unix.FAN_CLASS_PRE_CONTENT, unix.FAN_CLASS_CONTENT, unix.FAN_CLASS_NOTIF} {
+			for _, g := range gs {
+				if g != nil && g.fan != nil && g.kind.Init&(unix.FAN_CLASS_CONTENT|unix.FAN_CLASS_PRE_CONTENT) == class {
+					g.fan.CloseAsync()
+				}
 			}
 		}
 		for _, g := range gs {

@@ -188,7 +188,8 @@ func runExplore(t *harness.T) {
 			undecided = append(undecided, fmt.Sprintf("seed %d (%s)", s.Seed, procList(foreign)))
 			continue
 		}
-		if rec != nil {
+		// Only a decided run is recorded: -against compares with it.
+		if d < 0 && rec != nil {
 			rec.add(s, got)
 		}
 		if d >= 0 && reportMismatch(t, r, s, d, want, got, foreign) {

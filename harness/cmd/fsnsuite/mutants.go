@@ -64,6 +64,11 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsnsuite mutants: %v\n", err)
 		return 2
 	}
+	// -expect is checked before anything runs: a typo must not cost a run.
+	want, err := parseExpect(*expect)
+	if err != nil {
+		return fail(fmt.Errorf("-expect: %w", err))
+	}
 	if *ksrc == "" {
 		return fail(errors.New("-ksrc is required (see -h)"))
 	}
@@ -205,12 +210,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(b)
 	}
 	fmt.Fprintf(stderr, "fsnsuite mutants: report in %s/report.txt and %s/mutants.json\n", *results, *results)
-	if *expect != "" {
-		want, err := parseExpect(*expect)
-		if err != nil {
-			fmt.Fprintf(stderr, "fsnsuite mutants: -expect: %v\n", err)
-			return 2
-		}
+	if len(want) > 0 {
 		met := true
 		for _, r := range rs {
 			exp, ok := want[r.ID]
@@ -245,6 +245,10 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 // The map's "" key holds the outcome for every mutant.
 func parseExpect(s string) (map[string]string, error) {
 	out := map[string]string{}
+	if s == "" {
+		return out, nil
+	}
+	known := []mutate.Outcome{mutate.Killed, mutate.Survived, mutate.Crashed, mutate.BuildFailed, mutate.NotCovered, mutate.Equivalent}
 	for _, part := range strings.Split(s, ",") {
 		id, outcome, paired := strings.Cut(strings.TrimSpace(part), ":")
 		if !paired {
@@ -252,6 +256,9 @@ func parseExpect(s string) (map[string]string, error) {
 		}
 		if outcome == "" {
 			return nil, fmt.Errorf("%q: no outcome", part)
+		}
+		if !slices.Contains(known, mutate.Outcome(outcome)) {
+			return nil, fmt.Errorf("%q: unknown outcome %q (one of %v)", part, outcome, known)
 		}
 		if _, dup := out[id]; dup {
 			return nil, fmt.Errorf("%q: given twice", part)

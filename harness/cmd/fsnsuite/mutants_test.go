@@ -60,6 +60,8 @@ func TestParseExpect(t *testing.T) {
 		{in: "9339abacbc:killed,f5c3ccd6c2:survived", want: map[string]string{"9339abacbc": "killed", "f5c3ccd6c2": "survived"}},
 		{in: "9339abacbc:", bad: true},
 		{in: "a:killed,a:survived", bad: true},
+		{in: "a:kiled", bad: true},
+		{in: "", want: map[string]string{}},
 	} {
 		got, err := parseExpect(tc.in)
 		if (err != nil) != tc.bad {

@@ -30,6 +30,7 @@ func main() {
 	n := 0
 	buf := make([]byte, 1)
 	for time.Now().Before(end) {
+		before := n
 		filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 			if err != nil || !e.Type().IsRegular() {
 				return nil
@@ -43,6 +44,9 @@ func main() {
 			n++
 			return nil
 		})
+		if n == before {
+			time.Sleep(10 * time.Millisecond) // nothing there (yet, or any more)
+		}
 	}
 	fmt.Fprintf(os.Stderr, "walker: read %d files\n", n)
 }
