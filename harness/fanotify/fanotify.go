@@ -108,6 +108,31 @@ func (g *Group) CloseAsync() error {
 	}
 }
 
+// CloseDetached is CloseAsync for a group whose close may have to wait for
+// another group's answer: its marks are flushed at once and the close
+// always runs in the background, never in the caller (no bound on closes in
+// flight). A process waiting on a permission event of one group pins the
+// current marks of the groups after it (fsnotify_prepare_user_wait raises
+// their user_waits), and fsnotify_destroy_group waits for that: closing
+// those groups one after another in one thread deadlocks when the waited-on
+// group comes later.
+func (g *Group) CloseDetached() {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, typ := range []uint{0, unix.FAN_MARK_MOUNT, unix.FAN_MARK_FILESYSTEM} {
+		unix.FanotifyMark(g.fd, unix.FAN_MARK_FLUSH|typ, 0, unix.AT_FDCWD, "")
+	}
+	closing.Add(1)
+	go func() {
+		defer closing.Done()
+		g.Close()
+	}()
+}
+
 // maxClosing bounds the groups closing in the background: a group counts
 // against fs.fanotify.max_user_groups (128 by default, shared with every
 // other fanotify user of the same uid) until its close has finished.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 var (
@@ -66,6 +67,8 @@ func Own(pid int) bool {
 // ... not in the pid namespace") or a negative value. A pid that no longer
 // exists and that the suite did not start is foreign and Gone (the suite's
 // own short-lived helpers are Started); its thread group cannot be checked.
+// An exited pid that Foreign found running outside the suite in the last
+// seenFor is named as that process, not Gone.
 func Foreign(pid int32) (Process, bool) {
 	if pid <= 0 {
 		return Process{}, false
@@ -80,7 +83,7 @@ func Foreign(pid int32) (Process, bool) {
 	}
 	tgid, _, err := status(p)
 	if err != nil {
-		return Process{Pid: p, Gone: true}, true
+		return goneOrSeen(p), true
 	}
 	for q, n := tgid, 0; q > 1 && n < 128; n++ {
 		if own(q) {
@@ -94,9 +97,36 @@ func Foreign(pid int32) (Process, bool) {
 	}
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
 	if err != nil {
-		return Process{Pid: p, Gone: true}, true
+		return goneOrSeen(p), true
 	}
-	return Process{Pid: p, Comm: strings.TrimSpace(string(comm))}, true
+	proc := Process{Pid: p, Comm: strings.TrimSpace(string(comm))}
+	seenAlive[p] = sighting{proc, time.Now()}
+	return proc, true
+}
+
+// seenFor is how long a process Foreign named running still names a pid
+// that has exited since: an event queued just before another program
+// exited is that program's (pids are handed out in order, so one is not
+// reused within seconds).
+const seenFor = 5 * time.Second
+
+// sighting is a running process outside the suite and when Foreign saw it.
+type sighting struct {
+	p  Process
+	at time.Time
+}
+
+// seenAlive holds, by pid, the processes outside the suite that Foreign
+// found running (guarded by mu).
+var seenAlive = map[int]sighting{}
+
+// goneOrSeen names pid, which no longer exists: as the running process
+// Foreign saw with it within seenFor, else Gone.
+func goneOrSeen(pid int) Process {
+	if s, ok := seenAlive[pid]; ok && time.Since(s.at) < seenFor {
+		return s.p
+	}
+	return Process{Pid: pid, Gone: true}
 }
 
 // status returns the Tgid and PPid lines of /proc/PID/status (a thread id

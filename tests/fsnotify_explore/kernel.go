@@ -201,24 +201,28 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		gs[i] = g
 	}
 	defer func() {
-		// fanotify groups first: closing one answers the permission
-		// events still waiting in it (fanotify_release), such as another
-		// program's open between two steps. A process waiting for that
-		// answer holds a reference on every mark its event visited
-		// (fsnotify_prepare_user_wait raises each group's user_waits),
-		// so closing an inotify group of the run before would wait for
-		// it (fsnotify_destroy_group) while the answer waits for the
-		// close: a deadlock, seen with a directory walker beside a
-		// content group on 6.18.
-		// In the order groups are offered an event (pre-content,
-		// content, notification: fsnotify_compare_groups): a waiter on
-		// one group pins the marks of the groups after it, and a close
-		// may be synchronous (CloseAsync's slots full).
-		for _, class := range []uint{unix.FAN_CLASS_PRE_CONTENT, unix.FAN_CLASS_CONTENT, unix.FAN_CLASS_NOTIF} {
-			for _, g := range gs {
-				if g != nil && g.fan != nil && g.kind.Init&(unix.FAN_CLASS_CONTENT|unix.FAN_CLASS_PRE_CONTENT) == class {
-					g.fan.CloseAsync()
+		// fanotify groups first, each closing in the background
+		// (CloseDetached): closing one answers the permission events
+		// still waiting in it (fanotify_release), such as another
+		// program's open between two steps, and a process waiting for
+		// that answer pins the current mark of every object list its
+		// event walks, so marks of groups not yet asked too
+		// (fsnotify_prepare_user_wait: fsnotify_get_mark_safe raises each
+		// such group's user_waits), and fsnotify_destroy_group of those
+		// groups waits for it. Closed one after another in this thread,
+		// an inotify group or a fanotify group before the one waited on
+		// deadlocked the explorer beside a directory walker on 6.18.
+		// What is queued in the permission groups is allowed first.
+		for _, g := range gs {
+			if g != nil && g.fan != nil && g.kind.Perm {
+				if evs, _ := g.fan.Drain(); len(evs) > 0 {
+					g.fan.Answer(evs, fanotify.Allow)
 				}
+			}
+		}
+		for _, g := range gs {
+			if g != nil && g.fan != nil {
+				g.fan.CloseDetached()
 			}
 		}
 		for _, g := range gs {

@@ -94,3 +94,34 @@ func TestLogStepPerGroup(t *testing.T) {
 		t.Errorf("only g1 differs:\n%s", out)
 	}
 }
+
+// TestOthersCouldAdd: another program's reads can add inotify opens, reads
+// and non-writing closes and repeats of wanted lines, and move a
+// DELETE_SELF (and IN_IGNORED) to another step; never remove another line
+// or add a create, a write or a fanotify event.
+func TestOthersCouldAdd(t *testing.T) {
+	want := Obs{"g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}
+	for _, tc := range []struct {
+		name string
+		got  Obs
+		ok   bool
+	}{
+		{"reads added", Obs{"g0 IN_OPEN|IN_ISDIR .", "g0 IN_MODIFY . name=f", "g0 IN_ACCESS . name=g", "g0 IN_CLOSE_WRITE . name=f", "g0 IN_CLOSE_NOWRITE . name=g"}, true},
+		{"repeat", Obs{"g0 IN_MODIFY . name=f", "g0 IN_ACCESS . name=g", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, true},
+		{"oneshot spent", Obs{"g1 IN_OPEN|IN_ISDIR s", "g1 IN_IGNORED s", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, true},
+		{"missing", Obs{"g0 IN_MODIFY . name=f", "g0 IN_OPEN . name=g"}, false},
+		{"create added", Obs{"g0 IN_CREATE . name=x", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, false},
+		{"ignored (a delete_self held back earlier)", Obs{"g1 IN_IGNORED s", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, true},
+		{"write added", Obs{"g0 IN_MODIFY . name=g", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, false},
+		{"fanotify added", Obs{"g2 FAN_OPEN f", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, false},
+		{"delete_self held back", Obs{"g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f", "g2 FAN_ATTRIB g"}, true},
+	} {
+		w := want
+		if tc.name == "delete_self held back" {
+			w = Obs{"g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f", "g2 FAN_ATTRIB|FAN_DELETE_SELF g", "g1 IN_DELETE_SELF g", "g1 IN_IGNORED g"}
+		}
+		if got := othersCouldAdd(w, tc.got); got != tc.ok {
+			t.Errorf("%s: othersCouldAdd = %t, want %t", tc.name, got, tc.ok)
+		}
+	}
+}
