@@ -36,8 +36,8 @@ var apiCases = []harness.Case{
 	{
 		Name: "init_unprivileged",
 		// Subtests: the names its t.Run calls use, so that a skip keeps these leaves.
-		Subtests: []string{"notif_without_fid", "notif_with_fid", "fid_unlimited_queue", "fid_unlimited_marks", "class_content", "unprivileged_group_marks"},
-		Doc:      "without CAP_SYS_ADMIN only FID-reporting notification groups are allowed; their mount/filesystem marks are EPERM and events of other processes carry pid 0",
+		Subtests: []string{"notif_without_fid", "notif_with_fid", "fid_unlimited_queue", "fid_unlimited_marks", "class_content", "unprivileged_group_marks", "privileged_group_capless_marks"},
+		Doc:      "without CAP_SYS_ADMIN only FID-reporting notification groups are allowed; their mount/filesystem marks are EPERM and events of other processes carry pid 0; a caller without CAP_SYS_ADMIN gets EPERM for mount/filesystem marks on a group root made too",
 		Needs:    []*feature.Feature{feature.ReportFID},
 		Run:      initUnprivileged,
 	},
@@ -386,6 +386,36 @@ func initUnprivileged(t *harness.T) {
 		}
 		expect.Fanotify(t, "unprivileged FID group, inode mark FAN_OPEN on f; the listener opens f", evs,
 			[]fanotify.Event{fev(unix.FAN_OPEN, os.Getpid(), "", fid)})
+	})
+	// A group made with CAP_SYS_ADMIN, marked by a thread without it (its
+	// fd passed on): mount and filesystem marks are EPERM all the same.
+	// The check is on the caller of fanotify_mark (6.1 do_fanotify_mark:
+	// "(!capable(CAP_SYS_ADMIN) || FANOTIFY_UNPRIV) && mark_type !=
+	// FAN_MARK_INODE"; 7.3: "mark_type != FAN_MARK_INODE &&
+	// !ns_capable(group->user_ns, CAP_SYS_ADMIN)"), not on whoever made
+	// the group; a kernel without unprivileged fanotify checked no
+	// capability in fanotify_mark, hence the same probe as above.
+	t.Run("privileged_group_capless_marks", func(t *harness.T) {
+		if !fidOK {
+			t.Skipf("%v", unpriv)
+		}
+		f := t.Path("f")
+		setup.Touch(t, f)
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
+		for _, m := range []struct {
+			name  string
+			flags uint
+			want  unix.Errno
+		}{
+			{"FAN_MARK_MOUNT", unix.FAN_MARK_MOUNT, unix.EPERM},
+			{"FAN_MARK_FILESYSTEM", unix.FAN_MARK_FILESYSTEM, unix.EPERM},
+			{"inode", 0, 0},
+		} {
+			err := fixture.WithoutCaps(capSysAdmin, func() error {
+				return unix.FanotifyMark(g.Fd(), unix.FAN_MARK_ADD|m.flags, unix.FAN_OPEN, unix.AT_FDCWD, f)
+			})
+			expect.Errno(t, "group made with CAP_SYS_ADMIN: "+m.name+" mark by a thread without it", err, m.want)
+		}
 	})
 }
 
