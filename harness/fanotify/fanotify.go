@@ -149,11 +149,27 @@ func WaitClosing() { closing.Wait() }
 
 // CloseAll closes every group that is still open in this process. The harness
 // watchdog calls it first on a timeout.
+//
+// The groups close concurrently and CloseAll waits for every close: a
+// process waiting on a permission event of one group pins the marks of the
+// groups after it (fsnotify_prepare_user_wait), and their close waits for
+// it (fsnotify_destroy_group), so closing them one by one stops at such a
+// group until the one waited on, later in the list, is closed: forever,
+// once the process holding them has been killed (seen with the explorer's
+// old close order: a SIGKILLed case process stayed a zombie with two
+// threads in fsnotify_destroy_group, and another program's open waited,
+// for 90 minutes, until that program was killed).
 func CloseAll() {
+	var wg sync.WaitGroup
 	registry.Range(func(k, _ any) bool {
-		k.(*Group).Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.(*Group).Close()
+		}()
 		return true
 	})
+	wg.Wait()
 }
 
 // Mark calls fanotify_mark(2). dirfd is usually unix.AT_FDCWD.
