@@ -148,6 +148,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, " (%s)", strings.Join(bl.Failing, ", "))
 		}
 		b.WriteString(".\n")
+		for i, st := range bl.Stages {
+			fmt.Fprintf(&b, "Stage %d: %s: %s.\n", i+1, st, strings.Join(st.Binaries, " "))
+		}
+		if len(bl.Stages) > 0 {
+			b.WriteString("A mutant killed or crashed in a stage is not run in the next one (its killing leaves are those of that stage only).\n")
+		}
 	}
 	if !r.Complete {
 		b.WriteString("INCOMPLETE: the run is still going or was cut short.\n")
@@ -168,6 +174,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, " (build %.0fs", res.BuildSeconds)
 			if res.RunSeconds > 0 {
 				fmt.Fprintf(&b, ", run %.0fs", res.RunSeconds)
+			}
+			if res.Stages > 0 {
+				fmt.Fprintf(&b, " in %d stage", res.Stages)
+				if res.Stages > 1 {
+					b.WriteString("s")
+				}
 			}
 			b.WriteString(")")
 		}

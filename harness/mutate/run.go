@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +49,11 @@ type Config struct {
 	Equivalents Equivalents
 	// Force runs equivalent mutants too (ID=: a chosen mutant always runs).
 	Force bool
+	// NoStages runs every mutant on the whole suite in one VM run. Else,
+	// unless SuiteArgs choose the binaries, a mutant runs the quickest
+	// binaries first and the rest only if they did not kill it
+	// (PlanStages).
+	NoStages bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -65,6 +71,8 @@ type Result struct {
 	Listed       bool    `json:"listed_equivalent,omitempty"`
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
 	RunSeconds   float64 `json:"run_seconds,omitempty"`
+	// Stages is how many of the baseline's stages it ran (0: unstaged).
+	Stages int `json:"stages_run,omitempty"`
 }
 
 // Baseline is the unmutated kernel's build and run.
@@ -76,6 +84,9 @@ type Baseline struct {
 	// Failing lists the leaves that already fail on it: a mutant cannot
 	// be killed by them.
 	Failing []string `json:"failing,omitempty"`
+	// Stages are the runs each mutant is run in, in order (none: one run
+	// of SuiteArgs' selection).
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -138,6 +149,17 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		}
 	}
 	cfg.logf("baseline: %d leaves, %d failing, in %.0fs", base.Leaves, len(base.Failing), base.RunSeconds)
+	if !cfg.NoStages && !selectsBinaries(cfg.SuiteArgs) {
+		base.Stages = PlanStages(baseRes, FirstStageShare)
+		for i := range base.Stages {
+			st := &base.Stages[i]
+			st.Timeout = cfg.VMTimeout
+			if st.Timeout <= 0 {
+				st.Timeout = 2*time.Duration(st.Share*base.RunSeconds*float64(time.Second)) + 3*time.Minute
+			}
+			cfg.logf("stage %d: %s: %s", i+1, st, strings.Join(st.Binaries, " "))
+		}
+	}
 	timeout := cfg.VMTimeout
 	if timeout <= 0 {
 		timeout = 2*time.Duration(base.RunSeconds*float64(time.Second)) + 3*time.Minute
@@ -158,7 +180,7 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 			r.Outcome = NotCovered
 		default:
 			r.Listed = listed
-			if err := cfg.one(ctx, baseRes, &r, timeout); err != nil {
+			if err := cfg.one(ctx, baseRes, base.Stages, &r, timeout); err != nil {
 				return base, results, err
 			}
 		}
@@ -183,8 +205,9 @@ func FileSum(path string) (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-// one applies, builds, runs and reverts one mutant.
-func (c *Config) one(ctx context.Context, base *runner.Results, r *Result, timeout time.Duration) (err error) {
+// one applies, builds, runs and reverts one mutant: in one run, or stage
+// by stage until a stage's verdict is not Survived.
+func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, r *Result, timeout time.Duration) (err error) {
 	dir := filepath.Join(c.Results, r.ID)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("mutate: %w", err)
@@ -216,19 +239,43 @@ func (c *Config) one(ctx context.Context, base *runner.Results, r *Result, timeo
 		r.Outcome, r.Reason = BuildFailed, firstError(out)
 		return nil
 	}
-	rr, err := c.runSuite(ctx, filepath.Join(dir, "run"), timeout)
-	if err != nil {
-		return err
+	runs := [][]string{nil}
+	timeouts := []time.Duration{timeout}
+	if len(stages) > 0 {
+		runs, timeouts = nil, nil
+		for _, st := range stages {
+			runs = append(runs, []string{"-run", st.RunFlag()})
+			timeouts = append(timeouts, st.Timeout)
+		}
 	}
-	r.RunSeconds = rr.Seconds
-	if ctx.Err() != nil {
-		return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+	var logs bytes.Buffer
+	for i, extra := range runs {
+		name := "run"
+		if len(runs) > 1 {
+			name = fmt.Sprintf("run%d", i+1)
+			fmt.Fprintf(&logs, "== stage %d: -run %s (VM timeout %s)\n", i+1, extra[1], timeouts[i])
+		}
+		rr, err := c.runSuite(ctx, filepath.Join(dir, name), timeouts[i], extra...)
+		if err != nil {
+			return err
+		}
+		r.RunSeconds += rr.Seconds
+		logs.WriteString(rr.Stderr)
+		if ctx.Err() != nil {
+			return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+		}
+		v := Judge(base, rr)
+		r.Outcome, r.Reason, r.KilledBy = v.Outcome, v.Reason, v.KilledBy
+		if len(runs) > 1 {
+			r.Stages = i + 1
+		}
+		if v.Outcome != Survived {
+			break
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "run.log"), []byte(rr.Stderr), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "run.log"), logs.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("mutate: %w", err)
 	}
-	v := Judge(base, rr)
-	r.Outcome, r.Reason, r.KilledBy = v.Outcome, v.Reason, v.KilledBy
 	return nil
 }
 
@@ -307,7 +354,8 @@ func (c *Config) make(ctx context.Context) ([]byte, error) {
 }
 
 // runSuite runs the correctness suite on the built kernel into dir.
-func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration) (RunResult, error) {
+// extra are runner flags for this run only, after SuiteArgs.
+func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration, extra ...string) (RunResult, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return RunResult{}, fmt.Errorf("mutate: %w", err)
 	}
@@ -324,6 +372,7 @@ func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration
 		args = append(args, "-vm-timeout", timeout.String())
 	}
 	args = append(args, c.SuiteArgs...)
+	args = append(args, extra...)
 	if c.Lock != "" {
 		f, err := os.OpenFile(c.Lock, os.O_RDWR|os.O_CREATE, 0o666)
 		if err != nil {

@@ -45,6 +45,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		vmTime   = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
 		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
 		suiteBin = fs.String("suite", "", "the runner `binary` (default: this executable)")
+		noStages = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite mutants -ksrc TREE -dir DIR [flags] [-- runner flags]\n"+
@@ -134,7 +135,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		KSRC: *ksrc, Src: filepath.Join(*dir, "src"), Build: filepath.Join(*dir, "build"),
 		SuiteArgs: fs.Args(), Results: *results, Jobs: *jobs, Nice: *nice, Lock: *lock,
 		VMCPUs: *vmCPUs, VMMem: *vmMem, VMTimeout: *vmTime, Log: stderr,
-		Equivalents: equivalents,
+		Equivalents: equivalents, NoStages: *noStages,
 	}
 	cfg.Suite = *suiteBin
 	if cfg.Suite == "" {
