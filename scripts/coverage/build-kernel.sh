@@ -22,11 +22,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 ksrc=$(cd "$1" && pwd) || exit 2
+. "$repo/scripts/ksrc-lib.sh"
 die() { echo "coverage build: $*" >&2; exit 1; }
-[ -f "$ksrc/Makefile" ] && [ -d "$ksrc/fs/notify" ] || die "$ksrc is not a kernel source tree (no Makefile or fs/notify)"
-if [ -f "$ksrc/.config" ] || [ -f "$ksrc/include/config/auto.conf" ]; then
-	die "$ksrc has an in-tree build (.config); an out-of-tree build needs a clean tree: run 'make mrproper' there or give a clean copy"
-fi
+clean_tree "$ksrc" "coverage build" || exit 1
 
 cache=$(sh "$here/cache-dir.sh")/coverage
 mkdir -p "$cache"
@@ -35,24 +33,9 @@ frag=$here/gcov.config
 frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-gcov-build 1: tinyconfig+fragments, GCOV_PROFILE in fs/notify/**/Makefile"
 
-# The source state, as cheaply as the tree allows.
-source_state() {
-	if git -C "$ksrc" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
-		[ "$(git -C "$ksrc" rev-parse --show-toplevel)" = "$ksrc" ]; then
-		echo "git $(git -C "$ksrc" rev-parse HEAD)"
-		git -C "$ksrc" diff HEAD
-		git -C "$ksrc" ls-files -o --exclude-standard -- fs include | while IFS= read -r f; do
-			echo "untracked $f"
-			cat "$ksrc/$f"
-		done
-	else
-		echo "tree $ksrc"
-		(cd "$ksrc" && find . -path ./.git -prune -o -type f -printf '%P %s %T@\n' | LC_ALL=C sort)
-	fi
-}
 # shellcheck disable=SC2086
 key=$({
-	source_state
+	source_state "$ksrc"
 	echo "$method"
 	cat $frags
 	gcc --version | head -n 1
@@ -68,14 +51,7 @@ fi
 echo "coverage build: building a gcov kernel from $ksrc in $dir (cache key $key)" >&2
 rm -rf "$dir"
 mkdir -p "$dir"
-# A private copy: hard links when possible, else a real copy (without .git).
-if ! cp -al "$ksrc/." "$dir/src" 2>/dev/null; then
-	rm -rf "$dir/src"
-	mkdir -p "$dir/src"
-	echo "coverage build: $ksrc is on another filesystem than $cache: copying it" >&2
-	tar -C "$ksrc" --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
-fi
-rm -rf "$dir/src/.git"
+private_copy "$ksrc" "$dir/src" "coverage build"
 # Instrument fs/notify only. Each patched Makefile is a new file (the hard link
 # to KSRC's is removed first), so KSRC is untouched.
 find "$dir/src/fs/notify" -name Makefile | while IFS= read -r mk; do

@@ -22,11 +22,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 ksrc=$(cd "$1" && pwd) || exit 2
-die() { echo "mutants build: $*" >&2; exit 1; }
-[ -f "$ksrc/Makefile" ] && [ -d "$ksrc/fs/notify" ] || die "$ksrc is not a kernel source tree (no Makefile or fs/notify)"
-if [ -f "$ksrc/.config" ] || [ -f "$ksrc/include/config/auto.conf" ]; then
-	die "$ksrc has an in-tree build (.config); an out-of-tree build needs a clean tree: run 'make mrproper' there or give a clean copy"
-fi
+. "$repo/scripts/ksrc-lib.sh"
+clean_tree "$ksrc" "mutants build" || exit 1
 
 cache=$(sh "$repo/scripts/coverage/cache-dir.sh")/mutants
 mkdir -p "$cache"
@@ -34,23 +31,9 @@ frag=$here/mutants.config
 frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-mutants-build 1: tinyconfig+fragments, no gcov"
 
-source_state() {
-	if git -C "$ksrc" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
-		[ "$(git -C "$ksrc" rev-parse --show-toplevel)" = "$ksrc" ]; then
-		echo "git $(git -C "$ksrc" rev-parse HEAD)"
-		git -C "$ksrc" diff HEAD
-		git -C "$ksrc" ls-files -o --exclude-standard -- fs include | while IFS= read -r f; do
-			echo "untracked $f"
-			cat "$ksrc/$f"
-		done
-	else
-		echo "tree $ksrc"
-		(cd "$ksrc" && find . -path ./.git -prune -o -type f -printf '%P %s %T@\n' | LC_ALL=C sort)
-	fi
-}
 # shellcheck disable=SC2086
 key=$({
-	source_state
+	source_state "$ksrc"
 	echo "$method"
 	cat $frags
 	gcc --version | head -n 1
@@ -65,13 +48,7 @@ fi
 echo "mutants build: building the kernel to mutate from $ksrc in $dir (cache key $key)" >&2
 rm -rf "$dir"
 mkdir -p "$dir"
-if ! cp -al "$ksrc/." "$dir/src" 2>/dev/null; then
-	rm -rf "$dir/src"
-	mkdir -p "$dir/src"
-	echo "mutants build: $ksrc is on another filesystem than $cache: copying it" >&2
-	tar -C "$ksrc" --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
-fi
-rm -rf "$dir/src/.git"
+private_copy "$ksrc" "$dir/src" "mutants build"
 start=$(date +%s)
 JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$dir/build" -f "$frag" >/dev/null
 end=$(date +%s)
