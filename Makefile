@@ -65,3 +65,5 @@ include mk/install.mk
 -include mk/coverage.mk
 # Mutation analysis of fs/notify (make mutants N= SEED= ID= KSRC= BASE=).
 -include mk/mutants.mk
+# From a patch to a verdict: both kernels built and compared (make patchcheck KSRC= PATCH=).
+-include mk/patchcheck.mk

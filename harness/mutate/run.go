@@ -15,10 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/vm"
 )
 
 // Config is one run of the mutation analysis.
@@ -373,26 +372,17 @@ func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration
 	}
 	args = append(args, c.SuiteArgs...)
 	args = append(args, extra...)
-	if c.Lock != "" {
-		f, err := os.OpenFile(c.Lock, os.O_RDWR|os.O_CREATE, 0o666)
-		if err != nil {
-			return RunResult{}, fmt.Errorf("mutate: VM lock: %w", err)
-		}
-		defer f.Close()
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			c.logf("waiting for the VM lock %s", c.Lock)
-			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-				return RunResult{}, fmt.Errorf("mutate: VM lock %s: %w", c.Lock, err)
-			}
-		}
-		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
+	if err != nil {
+		return RunResult{}, fmt.Errorf("mutate: %w", err)
 	}
+	defer unlock()
 	var stderr bytes.Buffer
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, c.Suite, args...)
 	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	rr := RunResult{Stderr: stderr.String(), Dir: dir, Seconds: time.Since(start).Seconds()}
 	var ee *exec.ExitError
 	switch {

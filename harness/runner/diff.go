@@ -125,6 +125,9 @@ func sortedKeys(m map[string]*Leaf) []string {
 	return ks
 }
 
+// Why is a leaf's reason in one line, as the comparison shows it.
+func Why(n *tap.Node) string { return why(n) }
+
 // why is a leaf's reason in one line: its skip reason, else its HINT line,
 // else (for a failure) its last diagnostic, which is the one nearest the
 // result line: what the case saw.

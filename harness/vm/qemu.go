@@ -710,3 +710,11 @@ func (g *gcovBlock) unpack(dest string) error {
 	}
 	return nil
 }
+
+// UsesKVM reports whether the VM runner will use KVM ($FSNSUITE_VM_ACCEL,
+// else KVM when usable): callers choose between time and instruction
+// counts with it.
+func UsesKVM() bool {
+	a, err := chooseAccel("")
+	return err == nil && a == "kvm"
+}

@@ -58,6 +58,7 @@ const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
        fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
        fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
+       fsnsuite patchcheck -base DIR -patched DIR ... (make patchcheck; see fsnsuite patchcheck -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
@@ -87,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return diffResults(args[1:], stdout, stderr)
 		case "mutants":
 			return mutants(args[1:], stdout, stderr)
+		case "patchcheck":
+			return patchcheckCmd(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)

@@ -1,0 +1,391 @@
+// Package patchcheck runs the suite on two kernels built from one tree, the
+// base and the base with a patch applied (scripts/patchcheck/build-kernels.sh
+// builds them), and turns the two runs into a verdict: which leaves changed
+// between pass and fail, what the explorer's scenarios recorded on the base
+// do on the patched kernel, and what the patch costs the measured paths.
+package patchcheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/vm"
+)
+
+// Kernel is one of the two kernels: a directory holding bzImage and
+// release, as build-kernels.sh keeps them.
+type Kernel struct {
+	// Role is "base" or "patched".
+	Role string `json:"role"`
+	// Image is the bzImage, Release its kernel release (7.3.4-fsnbase).
+	Image   string `json:"image"`
+	Release string `json:"release"`
+	// BuildSeconds is how long its build took (0: unknown).
+	BuildSeconds float64 `json:"build_seconds,omitempty"`
+}
+
+// LoadKernel reads a kernel directory (bzImage, release, build_seconds).
+func LoadKernel(role, dir string) (Kernel, error) {
+	k := Kernel{Role: role, Image: filepath.Join(dir, "bzImage")}
+	if _, err := os.Stat(k.Image); err != nil {
+		return k, fmt.Errorf("patchcheck: %s kernel: %w", role, err)
+	}
+	rel, err := os.ReadFile(filepath.Join(dir, "release"))
+	if err != nil {
+		return k, fmt.Errorf("patchcheck: %s kernel: %w", role, err)
+	}
+	k.Release = strings.TrimSpace(string(rel))
+	if b, err := os.ReadFile(filepath.Join(dir, "build_seconds")); err == nil {
+		k.BuildSeconds, _ = strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	}
+	return k, nil
+}
+
+// Config is one patchcheck.
+type Config struct {
+	// Suite is bin/fsnsuite (its directory holds the test binaries).
+	Suite string
+	// Base and Patched are the two kernels; Patch names the patch.
+	Base, Patched Kernel
+	Patch         string
+	// Out is the directory every run and the summary go to.
+	Out string
+	// Scenarios is the explorer's budget per filesystem (0: no explorer
+	// step); Cost runs the perf binaries on both kernels.
+	Scenarios int
+	Cost      bool
+	// ICount measures cost in instructions (qemu -icount: no KVM) rather
+	// than time.
+	ICount bool
+	// RunArgs are more runner flags for every run (-vm-cpus, -vm-mem).
+	RunArgs []string
+	// Lock, when not empty, is a file flock'ed around each VM run
+	// ($FSNSUITE_VM_LOCK).
+	Lock string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Step is one run of the suite on one kernel.
+type Step struct {
+	Name    string   `json:"name"`
+	Kernel  string   `json:"kernel"`
+	Command []string `json:"command"`
+	Dir     string   `json:"dir"`
+	Seconds float64  `json:"seconds"`
+	// Broken says why the run did not complete ("" when it did).
+	Broken string `json:"broken,omitempty"`
+}
+
+// Result is what the patchcheck found.
+type Result struct {
+	Config *Config `json:"-"`
+	Steps  []Step  `json:"steps"`
+	// Correct compares the correctness runs leaf by leaf.
+	Correct *runner.Diff `json:"-"`
+	// Explore is the explorer's replay on the patched kernel of the
+	// scenarios recorded on the base (nil: not run).
+	Explore *Explore `json:"explore,omitempty"`
+	// Cost compares the perf runs (nil: not run).
+	Cost *runner.Diff `json:"-"`
+	// CostGates are the patched run's perf leaves compared with the base
+	// by -baseline: their verdicts and reasons.
+	CostGates []runner.LeafChange `json:"-"`
+}
+
+// Explore is the explorer step's outcome.
+type Explore struct {
+	// Scenarios is the budget per filesystem; Notes the runs' lines that
+	// say how many ran.
+	Scenarios int      `json:"scenarios"`
+	Notes     []string `json:"notes,omitempty"`
+	// Differences are the leaves of the replay that failed, BaseFailures
+	// those of the recording run (model mismatches on the base kernel:
+	// not caused by the patch).
+	Differences  []runner.LeafChange `json:"differences,omitempty"`
+	BaseFailures []runner.LeafChange `json:"base_failures,omitempty"`
+}
+
+// Changed reports whether the patch changed behaviour: a leaf between pass
+// and fail, an explorer difference, or a run that broke on the patched
+// kernel only.
+func (r *Result) Changed() bool {
+	if r.Correct != nil && r.Correct.Differs() {
+		return true
+	}
+	if r.Explore != nil && len(r.Explore.Differences) > 0 {
+		return true
+	}
+	return r.brokenOnPatchedOnly() != ""
+}
+
+func (r *Result) brokenOnPatchedOnly() string {
+	broken := map[string]string{}
+	for _, s := range r.Steps {
+		if s.Broken != "" {
+			broken[s.Name+" "+s.Kernel] = s.Broken
+		}
+	}
+	for _, s := range r.Steps {
+		if s.Kernel == "patched" && s.Broken != "" && broken[s.Name+" base"] == "" {
+			return fmt.Sprintf("%s on the patched kernel: %s", s.Name, s.Broken)
+		}
+	}
+	return ""
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "patchcheck: "+format+"\n", args...)
+	}
+}
+
+// Run runs every step: correctness on both kernels, then the explorer,
+// then cost. A step that cannot run at all (no runner, no kernel) is an
+// error; a run that breaks inside the VM is recorded and judged.
+func Run(ctx context.Context, cfg *Config) (*Result, error) {
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("patchcheck: %w", err)
+	}
+	res := &Result{Config: cfg}
+	var err error
+	if res.Correct, err = cfg.correctness(ctx, res); err != nil {
+		return res, err
+	}
+	if cfg.Scenarios > 0 {
+		if res.Explore, err = cfg.explore(ctx, res); err != nil {
+			return res, err
+		}
+	}
+	if cfg.Cost {
+		if err := cfg.cost(ctx, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (c *Config) kernel(role string) Kernel {
+	if role == "base" {
+		return c.Base
+	}
+	return c.Patched
+}
+
+// suite runs the runner on one kernel into Out/NAME-ROLE and loads its
+// results (nil when the run left none).
+func (c *Config) suite(ctx context.Context, res *Result, name, role string, args ...string) (*runner.Results, error) {
+	k := c.kernel(role)
+	dir := filepath.Join(c.Out, name+"-"+role)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("patchcheck: %w", err)
+	}
+	full := append([]string{"-kernel", k.Image, "-results", dir}, c.RunArgs...)
+	full = append(full, args...)
+	st := Step{Name: name, Kernel: role, Command: append([]string{c.Suite}, full...), Dir: dir}
+	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
+	if err != nil {
+		return nil, fmt.Errorf("patchcheck: %w", err)
+	}
+	defer unlock()
+	c.logf("%s on the %s kernel %s: %s", name, role, k.Release, strings.Join(st.Command, " "))
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, c.Suite, full...)
+	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	st.Seconds = time.Since(start).Seconds()
+	if werr := os.WriteFile(dir+".log", stderr.Bytes(), 0o644); werr != nil {
+		return nil, fmt.Errorf("patchcheck: %w", werr)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("patchcheck: interrupted: %w", ctx.Err())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return nil, fmt.Errorf("patchcheck: %s: %w", c.Suite, err)
+	}
+	st.Broken = broken(stderr.String(), ee)
+	r, lerr := runner.LoadResults(dir)
+	if lerr != nil && st.Broken == "" {
+		st.Broken = lerr.Error()
+	}
+	c.logf("%s on the %s kernel: %.0fs%s", name, role, st.Seconds, map[bool]string{true: ", broken: " + st.Broken, false: ""}[st.Broken != ""])
+	res.Steps = append(res.Steps, st)
+	if lerr != nil {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// vmError is the runner's line when the VM run itself broke (harness/vm).
+var vmError = regexp.MustCompile(`(?m)^fsnsuite: (vm: .*)$`)
+
+// broken says why a run is not a complete run ("" when it is): the VM's
+// error line, or an exit status other than pass (0), fail (1), all
+// skipped (4).
+func broken(stderr string, ee *exec.ExitError) string {
+	if m := vmError.FindStringSubmatch(stderr); m != nil {
+		return m[1]
+	}
+	if ee == nil {
+		return ""
+	}
+	switch ee.ExitCode() {
+	case 0, 1, 4:
+		return ""
+	}
+	return fmt.Sprintf("runner exit status %d", ee.ExitCode())
+}
+
+func (c *Config) correctness(ctx context.Context, res *Result) (*runner.Diff, error) {
+	var runs [2]*runner.Results
+	for i, role := range []string{"base", "patched"} {
+		r, err := c.suite(ctx, res, "correctness", role, "-no-perf")
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = r
+	}
+	if runs[0] == nil || runs[1] == nil {
+		return nil, nil
+	}
+	return runner.CompareResults(runs[0], runs[1]), nil
+}
+
+// runtest writes an LTP runtest file of lines ("tag command args") into Out.
+func (c *Config) runtest(name string, lines ...string) (string, error) {
+	p := filepath.Join(c.Out, name+".runtest")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("patchcheck: %w", err)
+	}
+	return p, nil
+}
+
+// explore records the explorer's scenarios on the base kernel and replays
+// them on the patched one (-record, -against), -n Scenarios per filesystem
+// with no time cap.
+func (c *Config) explore(ctx context.Context, res *Result) (*Explore, error) {
+	ex := &Explore{Scenarios: c.Scenarios}
+	n := strconv.Itoa(c.Scenarios)
+	// Generous bounds: under TCG a scenario takes tens of milliseconds.
+	bound := time.Duration(c.Scenarios)*2*200*time.Millisecond + 5*time.Minute
+	limits := []string{"-timeout", bound.String(), "-vm-timeout", (bound + 5*time.Minute).String()}
+	rec, err := c.runtest("explore-record", "fsnotify_explore fsnotify_explore -n "+n+" -duration 0 -timeout "+bound.String()+" -record /results/explore.json")
+	if err != nil {
+		return nil, err
+	}
+	base, err := c.suite(ctx, res, "explore", "base", append(limits, "-f", rec)...)
+	if err != nil {
+		return nil, err
+	}
+	recorded := filepath.Join(c.Out, "explore-base", "explore.json")
+	if base == nil {
+		return ex, nil
+	}
+	ex.BaseFailures = failing(base)
+	ex.Notes = append(ex.Notes, scenarioNotes("base", base)...)
+	if _, err := os.Stat(recorded); err != nil {
+		return nil, fmt.Errorf("patchcheck: the explorer's recording on the base kernel: %w", err)
+	}
+	against, err := c.runtest("explore-against", "fsnotify_explore fsnotify_explore -n "+n+" -duration 0 -timeout "+bound.String()+" -against /explore-base.json")
+	if err != nil {
+		return nil, err
+	}
+	patched, err := c.suite(ctx, res, "explore", "patched", append(limits, "-f", against, "-vm-file", recorded+"=/explore-base.json")...)
+	if err != nil {
+		return nil, err
+	}
+	if patched != nil {
+		ex.Differences = failing(patched)
+		ex.Notes = append(ex.Notes, scenarioNotes("patched", patched)...)
+	}
+	return ex, nil
+}
+
+// failing lists a run's failing leaves.
+func failing(r *runner.Results) []runner.LeafChange {
+	var out []runner.LeafChange
+	for _, l := range runner.Leaves(r.Root) {
+		if l.Node.Status.Failed() {
+			out = append(out, runner.LeafChange{Path: l.Path, After: "fail", Why: runner.Why(l.Node)})
+		}
+	}
+	return out
+}
+
+// scenarioNotes are the explorer's lines that say how many scenarios ran.
+var scenarioLine = regexp.MustCompile(`\d+ scenarios`)
+
+func scenarioNotes(role string, r *runner.Results) []string {
+	var out []string
+	for _, l := range runner.Leaves(r.Root) {
+		for _, d := range append([]string{l.Node.Reason}, l.Node.Diagnostics...) {
+			if scenarioLine.MatchString(d) {
+				out = append(out, fmt.Sprintf("%s %s: %s", role, l.Path, strings.TrimSpace(d)))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// PerfBinaries are the perf binaries the cost step runs.
+var PerfBinaries = []string{"perf_modify_overhead", "perf_open_path", "perf_parent_write", "perf_watch_add", "perf_watch_churn"}
+
+// cost runs every perf binary on the base with -save and on the patched
+// kernel with -baseline (the saved files put in the guest), in instruction
+// count mode when ICount.
+func (c *Config) cost(ctx context.Context, res *Result) error {
+	mode := []string{"-perf"}
+	if c.ICount {
+		mode = []string{"-vm-icount"}
+	}
+	var save, cmp []string
+	var files []string
+	for _, b := range PerfBinaries {
+		save = append(save, fmt.Sprintf("%s %s -save /results/%s", b, b, b))
+		cmp = append(cmp, fmt.Sprintf("%s %s -baseline /perf-base/%s.json", b, b, b))
+	}
+	rt, err := c.runtest("cost-save", save...)
+	if err != nil {
+		return err
+	}
+	base, err := c.suite(ctx, res, "cost", "base", append(mode, "-f", rt)...)
+	if err != nil || base == nil {
+		return err
+	}
+	for _, b := range PerfBinaries {
+		f := filepath.Join(c.Out, "cost-base", b+".json")
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, "-vm-file", f+"=/perf-base/"+b+".json")
+		}
+	}
+	rt, err = c.runtest("cost-baseline", cmp...)
+	if err != nil {
+		return err
+	}
+	patched, err := c.suite(ctx, res, "cost", "patched", append(append(mode, "-f", rt), files...)...)
+	if err != nil || patched == nil {
+		return err
+	}
+	res.Cost = runner.CompareResults(base, patched)
+	for _, l := range runner.Leaves(patched.Root) {
+		if strings.Contains(l.Path, "baseline") {
+			res.CostGates = append(res.CostGates, runner.LeafChange{Path: l.Path, After: runner.ResultWord(l.Node.Status), Why: runner.Why(l.Node)})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package patchcheck
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// fakeSuite is a runner stand-in: it copies the results directory made for
+// the kernel it is given (its directory's name: base or patched) into
+// -results, writes a -record file when a runtest line asks for one, and
+// logs its arguments.
+const fakeSuite = `#!/bin/sh
+log=$(dirname "$0")/calls
+echo "$*" >>"$log"
+while [ $# -gt 0 ]; do
+	case $1 in
+	-kernel) k=$2; shift ;;
+	-results) r=$2; shift ;;
+	-f) f=$2; shift ;;
+	esac
+	shift
+done
+role=$(basename "$(dirname "$k")")
+mkdir -p "$r"
+cp "$(dirname "$0")/$role/"* "$r/"
+if [ -n "${f:-}" ] && grep -q -- '-record /results/explore.json' "$f"; then echo '{}' >"$r/explore.json"; fi
+exit 0
+`
+
+// results writes a results directory with one binary and the given leaves
+// (name -> status) into dir.
+func writeResults(t *testing.T, dir, kernel string, leaves map[string]tap.Status) {
+	t.Helper()
+	bin := &tap.Node{Name: "inotify_api", Number: 1}
+	for _, name := range []string{"a", "b"} {
+		if st, ok := leaves[name]; ok {
+			bin.Children = append(bin.Children, &tap.Node{Name: name, Number: len(bin.Children) + 1, Status: st})
+			if st == tap.StatusFail {
+				bin.Status = tap.StatusFail
+			}
+		}
+	}
+	bin.Plan = len(bin.Children)
+	root := &tap.Node{Version: "TAP version 13", Plan: 1, Children: []*tap.Node{bin}}
+	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	f, err := os.Create(filepath.Join(dir, "results.json"))
+	assert.NilError(t, err)
+	assert.NilError(t, tap.WriteJSON(f, root))
+	f.Close()
+	b, err := json.Marshal(runner.RunInfo{Suite: "fsnsuite", Kernel: kernel, Start: time.Now()})
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644))
+}
+
+func setup(t *testing.T, base, patched map[string]tap.Status) *Config {
+	root := t.TempDir()
+	suite := filepath.Join(root, "fsnsuite")
+	assert.NilError(t, os.WriteFile(suite, []byte(fakeSuite), 0o755))
+	writeResults(t, filepath.Join(root, "base"), "7.3.4-fsnbase", base)
+	writeResults(t, filepath.Join(root, "patched"), "7.3.4-fsnpatched", patched)
+	return &Config{
+		Suite:   suite,
+		Base:    Kernel{Role: "base", Image: filepath.Join(root, "base", "bzImage"), Release: "7.3.4-fsnbase"},
+		Patched: Kernel{Role: "patched", Image: filepath.Join(root, "patched", "bzImage"), Release: "7.3.4-fsnpatched"},
+		Patch:   "x.patch", Out: filepath.Join(root, "out"),
+	}
+}
+
+// A leaf that passes on the base and fails on the patched kernel is the
+// verdict "behaviour changed"; a leaf failing on both is listed apart.
+func TestCorrectnessChanged(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass, "b": tap.StatusFail}, map[string]tap.Status{"a": tap.StatusFail, "b": tap.StatusFail})
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	assert.Assert(t, res.Changed())
+	assert.Equal(t, res.Verdict(), "BEHAVIOUR CHANGED")
+	var b strings.Builder
+	assert.NilError(t, res.WriteText(&b))
+	out := b.String()
+	assert.Assert(t, is.Contains(out, "1 pass -> fail, 0 fail -> pass, 1 fail on both"))
+	assert.Assert(t, is.Contains(out, "pass -> fail inotify_api.a"))
+	assert.Assert(t, is.Contains(out, "failing on both kernels, not caused by the patch"))
+	assert.Assert(t, is.Contains(out, "base    kernel 7.3.4-fsnbase"))
+	assert.Assert(t, is.Len(res.Steps, 2))
+	assert.Equal(t, res.Steps[0].Kernel, "base")
+	assert.Assert(t, is.Contains(strings.Join(res.Steps[0].Command, " "), "-no-perf"))
+}
+
+// The same verdicts on both kernels are "no difference".
+func TestCorrectnessSame(t *testing.T) {
+	same := map[string]tap.Status{"a": tap.StatusPass, "b": tap.StatusSkip}
+	res, err := Run(context.Background(), setup(t, same, same))
+	assert.NilError(t, err)
+	assert.Assert(t, !res.Changed())
+	assert.Equal(t, res.Verdict(), "no difference")
+}
+
+// The explorer's recording on the base goes into the patched kernel's
+// guest, where -against reads it; a failing replay leaf is a difference.
+func TestExploreAgainstRecording(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusFail})
+	cfg.Scenarios = 50
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	assert.Assert(t, res.Explore != nil)
+	assert.Assert(t, is.Len(res.Explore.Differences, 1))
+	calls, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Suite), "calls"))
+	assert.NilError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	assert.Assert(t, is.Len(lines, 4))
+	assert.Assert(t, is.Contains(lines[3], "-vm-file "+filepath.Join(cfg.Out, "explore-base", "explore.json")+"=/explore-base.json"))
+	rt, err := os.ReadFile(filepath.Join(cfg.Out, "explore-against.runtest"))
+	assert.NilError(t, err)
+	assert.Assert(t, is.Contains(string(rt), "-n 50 -duration 0"))
+	assert.Assert(t, is.Contains(string(rt), "-against /explore-base.json"))
+}

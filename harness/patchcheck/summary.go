@@ -1,0 +1,162 @@
+package patchcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
+)
+
+// Verdict is the summary's first line.
+func (r *Result) Verdict() string {
+	switch {
+	case r.Changed():
+		return "BEHAVIOUR CHANGED"
+	case r.Correct == nil:
+		return "UNDECIDED (a correctness run left no results)"
+	}
+	return "no difference"
+}
+
+// WriteText writes the plain-text summary, fit for a cover letter: the
+// kernels, the verdict, the leaves that changed between pass and fail, the
+// leaves failing on both (not caused by the patch), the explorer's count
+// and differences, the cost table, the commands and the time of each step.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	c := r.Config
+	fmt.Fprintf(&b, "fsnsuite patchcheck: %s\n", filepath.Base(c.Patch))
+	for _, k := range []Kernel{c.Base, c.Patched} {
+		fmt.Fprintf(&b, "  %-7s kernel %s (%s", k.Role, k.Release, k.Image)
+		if k.BuildSeconds > 0 {
+			fmt.Fprintf(&b, ", built in %.0fs", k.BuildSeconds)
+		}
+		b.WriteString(")\n")
+	}
+	fmt.Fprintf(&b, "\nVerdict: %s\n", r.Verdict())
+	if why := r.brokenOnPatchedOnly(); why != "" {
+		fmt.Fprintf(&b, "  the run broke on the patched kernel only: %s\n", why)
+	}
+
+	b.WriteString("\nCorrectness (every correctness binary on both kernels, leaf by leaf):\n")
+	if d := r.Correct; d == nil {
+		b.WriteString("  no comparison: a run left no results (see the steps below)\n")
+	} else {
+		fmt.Fprintf(&b, "  %d pass -> fail, %d fail -> pass, %d fail on both (not caused by the patch), %d skip changes, %d the same\n",
+			len(d.Regressions), len(d.Fixes), len(d.FailBoth), len(d.SkipChanged), d.Same)
+		list := func(title string, cs []runner.LeafChange) {
+			if len(cs) == 0 {
+				return
+			}
+			fmt.Fprintf(&b, "  %s:\n", title)
+			for _, ch := range cs {
+				fmt.Fprintf(&b, "    %s -> %s %s", ch.Before, ch.After, ch.Path)
+				if ch.Why != "" {
+					fmt.Fprintf(&b, ": %s", oneLine(ch.Why))
+				}
+				b.WriteString("\n")
+			}
+		}
+		list("changed by the patch (pass -> fail)", d.Regressions)
+		list("changed by the patch (fail -> pass)", d.Fixes)
+		list("failing on both kernels, not caused by the patch", d.FailBoth)
+	}
+
+	if ex := r.Explore; ex != nil {
+		fmt.Fprintf(&b, "\nExplorer (-n %d per filesystem recorded on the base, replayed on the patched kernel): %d differences\n", ex.Scenarios, len(ex.Differences))
+		for _, n := range ex.Notes {
+			fmt.Fprintf(&b, "  %s\n", oneLine(n))
+		}
+		for _, d := range ex.Differences {
+			fmt.Fprintf(&b, "  difference: %s: %s\n", d.Path, oneLine(d.Why))
+		}
+		for _, d := range ex.BaseFailures {
+			fmt.Fprintf(&b, "  fails on the base already (model mismatch, not caused by the patch): %s: %s\n", d.Path, oneLine(d.Why))
+		}
+	}
+
+	if r.Cost != nil {
+		unit := "time"
+		if c.ICount {
+			unit = "instructions per operation (qemu -icount; not time)"
+		}
+		fmt.Fprintf(&b, "\nCost (perf binaries on both kernels, %s; after / before with the ratio's bounds):\n", unit)
+		for _, f := range r.Cost.Figures {
+			if f.BeforeUnitDiff {
+				continue
+			}
+			fmt.Fprintf(&b, "  %-70s %10.4g -> %10.4g %-8s", f.Path, f.Before.Value, f.After.Value, f.Unit)
+			if f.Ratio != 0 && !math.IsInf(f.Ratio, 0) && !math.IsNaN(f.Ratio) {
+				fmt.Fprintf(&b, " x%.4f", f.Ratio)
+				if f.Lo > 0 {
+					fmt.Fprintf(&b, " [%.4f,%.4f]", f.Lo, f.Hi)
+				}
+			}
+			b.WriteString("\n")
+		}
+		if len(r.CostGates) > 0 {
+			b.WriteString("  cross-kernel gates (-baseline on the patched kernel):\n")
+			for _, g := range r.CostGates {
+				fmt.Fprintf(&b, "    %s %s", g.After, g.Path)
+				if g.Why != "" {
+					fmt.Fprintf(&b, ": %s", oneLine(g.Why))
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+
+	b.WriteString("\nSteps:\n")
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, "  %-12s %-7s %5.0fs  %s", s.Name, s.Kernel, s.Seconds, strings.Join(s.Command, " "))
+		if s.Broken != "" {
+			fmt.Fprintf(&b, "\n      broken: %s", s.Broken)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("patchcheck: writing the summary: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the kernels, steps, verdict and differences as JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	doc := struct {
+		Verdict string    `json:"verdict"`
+		Changed bool      `json:"changed"`
+		Patch   string    `json:"patch"`
+		Kernels [2]Kernel `json:"kernels"`
+		*Result
+		Regressions []runner.LeafChange   `json:"pass_to_fail,omitempty"`
+		Fixes       []runner.LeafChange   `json:"fail_to_pass,omitempty"`
+		FailBoth    []runner.LeafChange   `json:"fail_on_both,omitempty"`
+		Figures     []runner.FigureChange `json:"cost_figures,omitempty"`
+		Gates       []runner.LeafChange   `json:"cost_gates,omitempty"`
+	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Result: r, Gates: r.CostGates}
+	if d := r.Correct; d != nil {
+		doc.Regressions, doc.Fixes, doc.FailBoth = d.Regressions, d.Fixes, d.FailBoth
+	}
+	if r.Cost != nil {
+		doc.Figures = r.Cost.Figures
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("patchcheck: writing the JSON summary: %w", err)
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}

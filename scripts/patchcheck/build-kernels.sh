@@ -1,0 +1,142 @@
+#!/bin/sh
+# build-kernels.sh KSRC PATCH — build the two kernels `make patchcheck`
+# compares from one source tree: KSRC as it is (the base), then KSRC with
+# PATCH applied, rebuilt incrementally in the same build directory. Prints
+# two lines, "base DIR" and "patched DIR"; each DIR holds bzImage, config and
+# release (the kernel release, e.g. 7.3.4-fsnbase and 7.3.4-fsnpatched).
+#
+# The kernel is tinyconfig + scripts/kernel.config + patchcheck.config, with
+# CONFIG_LOCALVERSION -fsnbase or -fsnpatched. Cache: <cache>/patchcheck/<key>
+# with key = sha256 of KSRC's state (scripts/ksrc-lib.sh), the fragments,
+# gcc's version and $method: src/ (a private hard-link copy of KSRC), build/
+# (O=), base/ and patched-<sha256 of PATCH>/. A second patchcheck of the same
+# base reuses base/ and costs only the patched build; the same patch again
+# costs nothing.
+#
+# A patch that does not apply stops before anything is built or changed,
+# with the failing hunks listed (patch --batch --forward --dry-run: never a
+# prompt; a hunk that looks reversed or already applied is a failure too).
+# After the patched build the copy is restored to KSRC's content (the
+# patched files replaced by new files with the current time, so the next
+# build recompiles them).
+# JOBS (default 2) and NICE (default 19) set make's -j and niceness.
+set -eu
+
+[ $# -eq 2 ] || { echo "usage: $0 KSRC PATCH" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$repo/scripts/ksrc-lib.sh"
+who="patchcheck build"
+die() { echo "$who: $*" >&2; exit 1; }
+ksrc=$(cd "$1" && pwd) || exit 2
+patch=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+[ -f "$patch" ] || die "no patch file $2"
+clean_tree "$ksrc" "$who" || exit 1
+command -v patch >/dev/null || die "no patch(1): apt-get install patch"
+
+cache=$(sh "$repo/scripts/coverage/cache-dir.sh")/patchcheck
+frag=$here/patchcheck.config
+frags="$repo/scripts/kernel.config $frag"
+method="fsnsuite-patchcheck-build 1: tinyconfig+fragments, LOCALVERSION -fsnbase/-fsnpatched, one O= dir"
+# shellcheck disable=SC2086
+key=$({
+	source_state "$ksrc"
+	echo "$method"
+	cat $frags
+	gcc --version | head -n 1
+} | sha256sum | cut -c1-16)
+dir=$cache/$key
+psum=$(sha256sum <"$patch" | cut -c1-16)
+out=$dir/patched-$psum
+
+# The files the patch touches (its "+++" and "---" names, one directory
+# level stripped as patch -p1 does; /dev/null for a created or deleted file).
+touched() {
+	sed -n 's/^\(+++\|---\) \([^	 ]*\).*/\2/p' "$patch" | grep -v '^/dev/null$' | sed 's|^[^/]*/||' | sort -u
+}
+
+set_localversion() {
+	"$dir/src/scripts/config" --file "$dir/build/.config" --set-str LOCALVERSION "$1" -d LOCALVERSION_AUTO
+	nice -n "${NICE:-19}" make -s -C "$dir/src" O="$dir/build" olddefconfig >/dev/null
+}
+
+keep() { # keep DEST: the bzImage, config and release of the build
+	mkdir -p "$1"
+	cp "$dir/build/arch/x86/boot/bzImage" "$1/bzImage"
+	cp "$dir/build/.config" "$1/config"
+	cat "$dir/build/include/config/kernel.release" >"$1/release"
+}
+
+# Restore every file the patch touched to KSRC's content, as a new file
+# (never through a hard link), or remove it when KSRC lacks it.
+restore() {
+	touched | while IFS= read -r f; do
+		rm -f "$dir/src/$f"
+		if [ -f "$ksrc/$f" ]; then
+			mkdir -p "$(dirname "$dir/src/$f")"
+			cp "$ksrc/$f" "$dir/src/$f"
+		fi
+	done
+}
+
+mkdir -p "$dir"
+if [ ! -f "$dir/base/.done" ]; then
+	echo "$who: building the base kernel from $ksrc in $dir (cache key $key)" >&2
+	rm -rf "$dir/src" "$dir/build" "$dir/base"
+	mkdir -p "$dir/build"
+	private_copy "$ksrc" "$dir/src" "$who"
+	printf 'CONFIG_LOCALVERSION="-fsnbase"\n' >"$dir/localversion.config"
+	start=$(date +%s)
+	JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$dir/build" -f "$frag" -f "$dir/localversion.config" >/dev/null
+	keep "$dir/base"
+	echo "$(( $(date +%s) - start ))" >"$dir/base/build_seconds"
+	touch "$dir/base/.done"
+	echo "$who: base kernel $(cat "$dir/base/release") built in $(cat "$dir/base/build_seconds")s" >&2
+else
+	echo "$who: reusing the base kernel $(cat "$dir/base/release") in $dir/base" >&2
+fi
+
+if [ ! -f "$out/.done" ]; then
+	# An interrupted earlier run may have left a patch applied.
+	restore
+	hunks=$(grep -c '^@@ ' "$patch" || true)
+	if [ "$hunks" -eq 0 ]; then
+		echo "$who: $patch has no hunks (empty or comments only): the patched kernel is the base tree under another LOCALVERSION" >&2
+	elif ! log=$(patch -p1 --batch --forward --dry-run -d "$dir/src" <"$patch" 2>&1); then
+		echo "$who: $patch does not apply to $ksrc:" >&2
+		echo "$log" | grep -E 'FAILED|Reversed|already applied|can.t find file|No file to patch|malformed|Only garbage' | sed 's/^/  /' >&2
+		echo "$log" | grep -q 'Reversed\|already applied' &&
+			echo "  (a hunk that looks reversed or already applied: was the patch made against another tree, or is it in KSRC already?)" >&2
+		exit 3
+	fi
+	# New files for every file the patch changes: patch must not write
+	# through a hard link into KSRC.
+	touched | while IFS= read -r f; do
+		if [ -f "$dir/src/$f" ]; then
+			cp "$dir/src/$f" "$dir/src/$f.fsnsuite" && rm -f "$dir/src/$f" && mv "$dir/src/$f.fsnsuite" "$dir/src/$f"
+		fi
+	done
+	if [ "$hunks" -gt 0 ]; then
+		patch -p1 --batch --forward --silent -d "$dir/src" <"$patch" >&2
+	fi
+	echo "$who: building the patched kernel (incremental) in $dir" >&2
+	set_localversion -fsnpatched
+	start=$(date +%s)
+	if ! nice -n "${NICE:-19}" make -s -C "$dir/src" O="$dir/build" -j"${JOBS:-2}" bzImage >&2; then
+		restore
+		set_localversion -fsnbase
+		die "the patched kernel does not build (see make's output above); the source copy is restored"
+	fi
+	rm -rf "$out"
+	keep "$out"
+	echo "$(( $(date +%s) - start ))" >"$out/build_seconds"
+	cp "$patch" "$out/patch"
+	touch "$out/.done"
+	echo "$who: patched kernel $(cat "$out/release") built in $(cat "$out/build_seconds")s" >&2
+	restore
+	set_localversion -fsnbase
+else
+	echo "$who: reusing the patched kernel $(cat "$out/release") in $out" >&2
+fi
+echo "base $dir/base"
+echo "patched $out"

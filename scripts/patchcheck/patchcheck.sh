@@ -1,0 +1,72 @@
+#!/bin/sh
+# patchcheck.sh KSRC PATCH [-- fsnsuite patchcheck flags [-- runner flags]]
+# — what `make patchcheck` runs: from a kernel source tree and a patch to a
+# verdict.
+#
+# KSRC is a kernel tree, or a Debian source package by name
+# (linux-source-7.3: fetched into the cache by
+# scripts/coverage/fetch-kernel-source.sh through the private apt
+# configuration). PATCH is a patch file (patch -p1), or, when KSRC is a git
+# tree, a range A..B: the base is commit A (exported into the cache) and the
+# patch is `git diff A B`.
+#
+# Steps: build the base and the patched kernel (build-kernels.sh: one build
+# directory, the patched build incremental, both cached), then `fsnsuite
+# patchcheck`: correctness on both, leaf by leaf; the explorer recorded on
+# the base and replayed on the patched kernel; the perf binaries on both
+# (instruction counts without KVM); summary.txt, summary.json, report.html in
+# PC_RESULTS (default results/patchcheck/<patch name>).
+# JOBS (2) and NICE (19) set make's -j and niceness.
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+die() { echo "patchcheck: $*" >&2; exit 2; }
+[ $# -ge 2 ] || die "usage: $0 KSRC|linux-source-X.Y PATCH|A..B [-- fsnsuite patchcheck flags]"
+ksrc=$1
+patch=$2
+shift 2
+[ "${1:-}" = "--" ] && shift
+
+sh "$top/scripts/vm/deps.sh"
+sh "$top/scripts/coverage/deps.sh"
+. "$top/scripts/apt-need.sh"
+command -v patch >/dev/null 2>&1 && need="" || need=patch
+apt_need scripts/patchcheck/patchcheck.sh "$need"
+
+case $ksrc in
+linux-source-[0-9]*) ksrc=$(sh "$top/scripts/coverage/fetch-kernel-source.sh" "$ksrc") ;;
+esac
+ksrc=$(cd "$ksrc" && pwd) || die "KSRC $ksrc: no such directory"
+cache=$(sh "$top/scripts/coverage/cache-dir.sh")
+
+if [ ! -f "$patch" ]; then
+	case $patch in
+	*..*) ;;
+	*) die "$patch: no such patch file (and not a git range A..B)" ;;
+	esac
+	git -C "$ksrc" rev-parse --git-dir >/dev/null 2>&1 || die "$patch: a range needs KSRC to be a git tree ($ksrc is not)"
+	from=$(git -C "$ksrc" rev-parse --verify "${patch%%..*}^{commit}") || die "$patch: no commit ${patch%%..*}"
+	to=$(git -C "$ksrc" rev-parse --verify "${patch##*..}^{commit}") || die "$patch: no commit ${patch##*..}"
+	tree=$cache/patchcheck-trees/$from
+	if [ ! -f "$tree/.done" ]; then
+		echo "patchcheck: exporting $from into $tree" >&2
+		rm -rf "$tree"
+		mkdir -p "$tree"
+		git -C "$ksrc" archive "$from" | tar -C "$tree" -xf -
+		touch "$tree/.done"
+	fi
+	mkdir -p "$cache/patchcheck-patches"
+	name=$(echo "$from" | cut -c1-12)..$(echo "$to" | cut -c1-12)
+	git -C "$ksrc" diff --no-color --no-ext-diff "$from" "$to" >"$cache/patchcheck-patches/$name.patch"
+	patch=$cache/patchcheck-patches/$name.patch
+	ksrc=$tree
+fi
+patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
+
+kernels=$(JOBS=${JOBS:-2} NICE=${NICE:-19} sh "$top/scripts/patchcheck/build-kernels.sh" "$ksrc" "$patch")
+base=$(echo "$kernels" | sed -n 's/^base //p')
+patched=$(echo "$kernels" | sed -n 's/^patched //p')
+out=${PC_RESULTS:-$top/results/patchcheck/$(basename "$patch" .patch)}
+set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" "$@"
+echo "patchcheck: $top/bin/fsnsuite patchcheck $*" >&2
+exec "$top/bin/fsnsuite" patchcheck "$@"
