@@ -35,8 +35,16 @@ done
 make -s -C "$src" O="$out" olddefconfig >/dev/null
 # Say which fragment options did not survive (missing dependencies).
 # shellcheck disable=SC2086
+# An option this tree's Kconfig does not define (renamed or removed, like
+# PROC_SYSCTL, folded into SYSCTL in 7.x) is said as such, not as unset.
 cat $frags | grep '^CONFIG_.*=y' | while IFS= read -r l; do
-	grep -qx "$l" "$out/.config" || echo "build-kernel: note: $l not set in $out/.config" >&2
+	grep -qx "$l" "$out/.config" && continue
+	opt=${l%%=*}
+	if grep -rqsx --include='Kconfig*' "\(menu\)\?config ${opt#CONFIG_}" "$src"; then
+		echo "build-kernel: note: $l not set in $out/.config (a dependency is missing)" >&2
+	else
+		echo "build-kernel: note: $opt is not an option of $src (renamed or removed there): left out" >&2
+	fi
 done
 make -s -C "$src" O="$out" -j"${JOBS:-$(nproc)}" bzImage >&2
 echo "$out/arch/x86/boot/bzImage"
