@@ -47,3 +47,19 @@ clean_tree() {
 		return 1
 	fi
 }
+
+# patch_files PATCH: the files a patch touches (its "+++" and "---" names,
+# one directory level stripped as patch -p1 does; /dev/null left out).
+patch_files() {
+	sed -n 's/^\(+++\|---\) \([^	 ]*\).*/\2/p' "$1" | grep -v '^/dev/null$' | sed 's|^[^/]*/||' | sort -u
+}
+
+# unlink_files DIR PATCH: replace each file of DIR the patch touches by a
+# copy of itself, so that patching DIR never writes through a hard link.
+unlink_files() {
+	patch_files "$2" | while IFS= read -r f; do
+		if [ -f "$1/$f" ]; then
+			cp "$1/$f" "$1/$f.fsnsuite" && rm -f "$1/$f" && mv "$1/$f.fsnsuite" "$1/$f"
+		fi
+	done
+}

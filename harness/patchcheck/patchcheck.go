@@ -70,11 +70,33 @@ type Config struct {
 	ICount bool
 	// RunArgs are more runner flags for every run (-vm-cpus, -vm-mem).
 	RunArgs []string
+	// Coverage is the coverage step's report (scripts/coverage/coverage.sh
+	// on the patched tree with COV_DIFF: the changed lines as the suite ran
+	// them), "" when the step did not run.
+	Coverage string
 	// Lock, when not empty, is a file flock'ed around each VM run
 	// ($FSNSUITE_VM_LOCK).
 	Lock string
 	// Log receives progress lines.
 	Log io.Writer
+}
+
+// ChangedLines is the part of a coverage report that lists the patch's
+// lines ("Lines the patch changed ..." and its indented lines), or "" when
+// the report has none.
+func ChangedLines(report string) string {
+	i := strings.Index(report, "Lines the patch changed")
+	if i < 0 {
+		return ""
+	}
+	var out []string
+	for j, l := range strings.Split(report[i:], "\n") {
+		if j > 0 && !strings.HasPrefix(l, "  ") {
+			break
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
 }
 
 // Step is one run of the suite on one kernel.

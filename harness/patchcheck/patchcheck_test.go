@@ -125,3 +125,16 @@ func TestExploreAgainstRecording(t *testing.T) {
 	assert.Assert(t, is.Contains(string(rt), "-n 50 -duration 0"))
 	assert.Assert(t, is.Contains(string(rt), "-against /explore-base.json"))
 }
+
+// The summary takes the coverage report's changed-lines part only.
+func TestChangedLines(t *testing.T) {
+	rep := "fs/notify/mark.c 93.1 %\n\nLines the patch changed (patch.diff), as the suite ran them:\n" +
+		"  fs/notify/mark.c:139: executed (12 times, in fsnotify_update_iref): if (x)\n" +
+		"  verdict: 1 of the 1 changed lines with code ran (100.0 %); 0 not executed; 0 no code; 0 not instrumented\n" +
+		"\nFunctions never executed:\n  foo\n"
+	got := ChangedLines(rep)
+	assert.Assert(t, is.Contains(got, "mark.c:139: executed"))
+	assert.Assert(t, is.Contains(got, "verdict: 1 of the 1"))
+	assert.Assert(t, !strings.Contains(got, "never executed"), "%s", got)
+	assert.Equal(t, ChangedLines("no patch here"), "")
+}

@@ -79,6 +79,15 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 
+	if c.Coverage != "" {
+		b.WriteString("\n")
+		if cl := ChangedLines(c.Coverage); cl != "" {
+			b.WriteString(cl)
+		} else {
+			b.WriteString("Changed lines: the coverage step printed no report of them (see coverage.txt)\n")
+		}
+	}
+
 	if r.Cost != nil {
 		unit := "time"
 		if c.ICount {

@@ -7,9 +7,12 @@
 # KSRC defaults to Debian's linux-source-6.1 (fetched into .cache/ksrc).
 # BASE=<git rev> (KSRC a git tree): also list every line changed since BASE
 # (committed or not) in fs/notify and include/linux/fsnotify*.h and whether
-# the suite ran it.
-# Environment: BASE, VM_CPUS (2), VM_MEM (2048), VM_TIMEOUT (60m),
-# COV_RESULTS (results/coverage), COV_FUNCTIONS=1 (every function's
+# the suite ran it. COV_DIFF=<file> instead: a unified diff (patch -p1)
+# already applied to KSRC whose added or changed lines to list (make
+# patchcheck's coverage step).
+# Environment: BASE, COV_DIFF, VM_CPUS (2), VM_MEM (2048), VM_TIMEOUT (60m),
+# COV_RESULTS (results/coverage), FSNSUITE_VM_LOCK (a file flock'ed around
+# the VM run), COV_FUNCTIONS=1 (every function's
 # coverage), JOBS/NICE for the kernel build. Runner flags (e.g. -run REGEX)
 # may follow KSRC. Exits with the suite's status once the report is printed.
 set -eu
@@ -39,6 +42,11 @@ if [ -n "${BASE:-}" ]; then
 	# Against the work tree: the patch is what was built, committed or not.
 	git -C "$ksrc" diff --no-color --no-ext-diff -U0 "$BASE" -- fs/notify 'include/linux/fsnotify*.h' >"$patch"
 	echo "coverage: BASE=$BASE: $(awk '/^\+/ && !/^\+\+\+ /{n++} END{print n+0}' "$patch") added/changed lines in fs/notify and include/linux/fsnotify*.h" >&2
+elif [ -n "${COV_DIFF:-}" ]; then
+	[ -f "$COV_DIFF" ] || die "COV_DIFF=$COV_DIFF: no such file"
+	patch=$results/patch.diff
+	cp "$COV_DIFF" "$patch"
+	echo "coverage: COV_DIFF=$COV_DIFF: $(awk '/^\+/ && !/^\+\+\+ /{n++} END{print n+0}' "$patch") added/changed lines" >&2
 fi
 
 build=$(sh "$here/build-kernel.sh" "$ksrc")
@@ -53,7 +61,13 @@ echo "coverage: $top/bin/fsnsuite $*" >&2
 start=$(date +%s)
 rc=0
 # The TAP stream is kept in results.tap; stdout is for the report.
-FSNSUITE_VM_GCOV_DIR=$results/gcda "$top/bin/fsnsuite" "$@" >/dev/null || rc=$?
+# FSNSUITE_VM_LOCK: take turns with other VM runs (make mutants, patchcheck).
+if [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
+	set -- flock "$FSNSUITE_VM_LOCK" "$top/bin/fsnsuite" "$@"
+else
+	set -- "$top/bin/fsnsuite" "$@"
+fi
+FSNSUITE_VM_GCOV_DIR=$results/gcda "$@" >/dev/null || rc=$?
 end=$(date +%s)
 echo "coverage: suite exit $rc, wall time $((end - start))s (TAP in $results/results.tap)" >&2
 [ -d "$results/gcda" ] || die "no gcov data came back from the guest (see the runner's message above)"

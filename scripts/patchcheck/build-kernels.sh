@@ -49,12 +49,6 @@ dir=$cache/$key
 psum=$(sha256sum <"$patch" | cut -c1-16)
 out=$dir/patched-$psum
 
-# The files the patch touches (its "+++" and "---" names, one directory
-# level stripped as patch -p1 does; /dev/null for a created or deleted file).
-touched() {
-	sed -n 's/^\(+++\|---\) \([^	 ]*\).*/\2/p' "$patch" | grep -v '^/dev/null$' | sed 's|^[^/]*/||' | sort -u
-}
-
 set_localversion() {
 	"$dir/src/scripts/config" --file "$dir/build/.config" --set-str LOCALVERSION "$1" -d LOCALVERSION_AUTO
 	nice -n "${NICE:-19}" make -s -C "$dir/src" O="$dir/build" olddefconfig >/dev/null
@@ -70,7 +64,7 @@ keep() { # keep DEST: the bzImage, config and release of the build
 # Restore every file the patch touched to KSRC's content, as a new file
 # (never through a hard link), or remove it when KSRC lacks it.
 restore() {
-	touched | while IFS= read -r f; do
+	patch_files "$patch" | while IFS= read -r f; do
 		rm -f "$dir/src/$f"
 		if [ -f "$ksrc/$f" ]; then
 			mkdir -p "$(dirname "$dir/src/$f")"
@@ -111,11 +105,7 @@ if [ ! -f "$out/.done" ]; then
 	fi
 	# New files for every file the patch changes: patch must not write
 	# through a hard link into KSRC.
-	touched | while IFS= read -r f; do
-		if [ -f "$dir/src/$f" ]; then
-			cp "$dir/src/$f" "$dir/src/$f.fsnsuite" && rm -f "$dir/src/$f" && mv "$dir/src/$f.fsnsuite" "$dir/src/$f"
-		fi
-	done
+	unlink_files "$dir/src" "$patch"
 	if [ "$hunks" -gt 0 ]; then
 		patch -p1 --batch --forward --silent -d "$dir/src" <"$patch" >&2
 	fi

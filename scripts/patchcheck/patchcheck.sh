@@ -67,6 +67,32 @@ kernels=$(JOBS=${JOBS:-2} NICE=${NICE:-19} sh "$top/scripts/patchcheck/build-ker
 base=$(echo "$kernels" | sed -n 's/^base //p')
 patched=$(echo "$kernels" | sed -n 's/^patched //p')
 out=${PC_RESULTS:-$top/results/patchcheck/$(basename "$patch" .patch)}
+mkdir -p "$out"
 set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" "$@"
+
+# The changed lines: a gcov kernel of the patched tree (make coverage's
+# build, cached by that tree's state) and the suite on it; PC_COVERAGE=0
+# leaves this step out.
+if [ "${PC_COVERAGE:-1}" = 1 ]; then
+	. "$top/scripts/ksrc-lib.sh"
+	tree=$(dirname "$base")/tree-$(basename "$patched" | sed 's/^patched-//')
+	if [ ! -f "$tree/.applied" ]; then
+		echo "patchcheck: the patched tree for the coverage build: $tree" >&2
+		rm -rf "$tree"
+		mkdir -p "$tree"
+		private_copy "$ksrc" "$tree" patchcheck
+		unlink_files "$tree" "$patch"
+		if grep -q '^@@ ' "$patch"; then
+			patch -p1 --batch --forward --silent -d "$tree" <"$patch" >&2
+		fi
+		touch "$tree/.applied"
+	fi
+	start=$(date +%s)
+	rc=0
+	COV_RESULTS=$out/coverage COV_DIFF=$patch \
+		sh "$top/scripts/coverage/coverage.sh" "$tree" -no-perf >"$out/coverage.txt" || rc=$?
+	echo "patchcheck: coverage step: exit $rc in $(( $(date +%s) - start ))s ($out/coverage.txt)" >&2
+	set -- -coverage "$out/coverage.txt" "$@"
+fi
 echo "patchcheck: $top/bin/fsnsuite patchcheck $*" >&2
 exec "$top/bin/fsnsuite" patchcheck "$@"

@@ -35,6 +35,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		noCost    = fs.Bool("no-cost", false, "leave out the cost step (the perf binaries on both kernels)")
 		icount    = fs.String("cost-mode", "auto", "cost in `time|instructions|auto` (auto: time under KVM, else instructions: qemu -icount)")
 		suiteBin  = fs.String("suite", "", "the runner `binary` (default: this executable)")
+		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
 	)
 	fs.Usage = func() {
@@ -77,6 +78,13 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.Base.Release == cfg.Patched.Release {
 		return fail(fmt.Errorf("both kernels report release %s: results could not tell them apart (build-kernels.sh gives them -fsnbase and -fsnpatched)", cfg.Base.Release))
+	}
+	if *covFile != "" {
+		b, err := os.ReadFile(*covFile)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.Coverage = string(b)
 	}
 	if cfg.Suite = *suiteBin; cfg.Suite == "" {
 		if cfg.Suite, err = os.Executable(); err != nil {
