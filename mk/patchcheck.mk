@@ -6,9 +6,9 @@
 #   make patchcheck KSRC=~/linux PATCH=v7.3..my-branch
 #   make patchcheck ... PATCHCHECK_ARGS='-scenarios 500 -no-cost'
 #
-# PC_RESULTS (results/patchcheck/<patch name>), JOBS, NICE tune it.
-# Not run by CI as a whole (two kernel builds); CI runs it on prebuilt
-# mutants-config kernels only (see .ci/run).
+# PC_RESULTS (results/patchcheck/<patch name>), PC_COVERAGE=0 (no gcov
+# step), FSNSUITE_VM_LOCK, JOBS, NICE tune it. Not run by .ci/run (kernel
+# builds); .ci/patchcheck runs the test-data patches on a schedule.
 
 PATCH           ?=
 PATCHCHECK_ARGS ?=
@@ -17,4 +17,4 @@ PATCHCHECK_ARGS ?=
 
 patchcheck: build
 	@[ -n '$(KSRC)' ] && [ -n '$(PATCH)' ] || { echo "make patchcheck: KSRC= and PATCH= are required" >&2; exit 2; }
-	PC_RESULTS='$(PC_RESULTS)' sh scripts/patchcheck/patchcheck.sh '$(KSRC)' '$(PATCH)' -- $(PATCHCHECK_ARGS)
+	PC_RESULTS='$(PC_RESULTS)' PC_COVERAGE='$(PC_COVERAGE)' sh scripts/patchcheck/patchcheck.sh '$(KSRC)' '$(PATCH)' -- $(PATCHCHECK_ARGS)
