@@ -120,9 +120,13 @@ func TestExploreAgainstRecording(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
 	assert.Assert(t, is.Len(lines, 4))
 	assert.Assert(t, is.Contains(lines[3], "-vm-file "+filepath.Join(cfg.Out, "explore-base", "explore.json")+"=/explore-base.json"))
-	rt, err := os.ReadFile(filepath.Join(cfg.Out, "explore-against.runtest"))
+	rt, err := os.ReadFile(filepath.Join(cfg.Out, "explore-record.runtest"))
 	assert.NilError(t, err)
 	assert.Assert(t, is.Contains(string(rt), "-n 50 -duration 0"))
+	assert.Assert(t, is.Contains(string(rt), "-record /results/explore.json"))
+	rt, err = os.ReadFile(filepath.Join(cfg.Out, "explore-against.runtest"))
+	assert.NilError(t, err)
+	assert.Assert(t, is.Contains(string(rt), "-n 0 -duration 0"))
 	assert.Assert(t, is.Contains(string(rt), "-against /explore-base.json"))
 }
 
