@@ -387,7 +387,9 @@ func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-	case errors.As(err, &ee) && ctx.Err() == nil:
+	case ctx.Err() != nil:
+		return rr, fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+	case errors.As(err, &ee):
 		rr.ExitCode = ee.ExitCode()
 	default:
 		return rr, fmt.Errorf("mutate: %s: %w", c.Suite, err)
