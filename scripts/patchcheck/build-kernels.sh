@@ -76,9 +76,15 @@ restore() {
 mkdir -p "$dir"
 if [ ! -f "$dir/base/.done" ]; then
 	echo "$who: building the base kernel from $ksrc in $dir (cache key $key)" >&2
-	rm -rf "$dir/src" "$dir/build" "$dir/base"
+	# A copy made whole before (src.done) is kept: an interrupted build
+	# resumes where make left it.
+	if [ ! -f "$dir/src.done" ]; then
+		rm -rf "$dir/src" "$dir/build" "$dir/base"
+		private_copy "$ksrc" "$dir/src" "$who"
+		touch "$dir/src.done"
+	fi
+	rm -rf "$dir/base"
 	mkdir -p "$dir/build"
-	private_copy "$ksrc" "$dir/src" "$who"
 	printf 'CONFIG_LOCALVERSION="-fsnbase"\n' >"$dir/localversion.config"
 	start=$(date +%s)
 	JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$dir/src" "$dir/build" -f "$frag" -f "$dir/localversion.config" >/dev/null
