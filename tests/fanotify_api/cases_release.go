@@ -47,7 +47,7 @@ func releaseFreesGroupMemory(t *harness.T) {
 		// (1 KiB) for a bare group, a fanotify mark (fanotify_mark_cache,
 		// ~100 bytes) for one with a mark.
 		leak, perRound int64
-		mark          bool
+		mark           bool
 	}{
 		{"bare_group", 1024, 2048, false},
 		{"group_with_inode_mark", 96, 4096, true},
