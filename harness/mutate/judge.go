@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/vm"
 )
 
 // Outcome is what became of one mutant.
@@ -45,29 +46,9 @@ type RunResult struct {
 	Seconds float64
 }
 
-// vmError is the line the runner prints when the VM run itself broke
-// (harness/vm Error: panic, timeout, boot, qemu, protocol).
-var vmError = regexp.MustCompile(`(?m)^fsnsuite: (vm: .*)$`)
-
 // Broken returns why a run is not a complete run of the suite ("" when it
-// is): the VM's error line, or an exit status other than the runner's pass,
-// fail and all-skipped.
-func (r RunResult) Broken() string {
-	if m := vmError.FindStringSubmatch(r.Stderr); m != nil {
-		return m[1]
-	}
-	switch r.ExitCode {
-	case 0, 1, 4:
-		return ""
-	}
-	last := ""
-	for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
-		if strings.TrimSpace(l) != "" {
-			last = strings.TrimSpace(l)
-		}
-	}
-	return fmt.Sprintf("runner exit status %d: %s", r.ExitCode, last)
-}
+// is): vm.BrokenRun of its stderr and exit status.
+func (r RunResult) Broken() string { return vm.BrokenRun(r.Stderr, r.ExitCode) }
 
 // Verdict is the judgement of one mutant's run against the baseline.
 type Verdict struct {

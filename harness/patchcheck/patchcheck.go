@@ -239,7 +239,11 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	if err != nil && !errors.As(err, &ee) {
 		return nil, fmt.Errorf("patchcheck: %s: %w", c.Suite, err)
 	}
-	st.Broken = broken(stderr.String(), ee)
+	code := 0
+	if ee != nil {
+		code = ee.ExitCode()
+	}
+	st.Broken = vm.BrokenRun(stderr.String(), code)
 	r, lerr := runner.LoadResults(dir)
 	if lerr != nil && st.Broken == "" {
 		st.Broken = lerr.Error()
@@ -250,26 +254,6 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 		return nil, nil
 	}
 	return r, nil
-}
-
-// vmError is the runner's line when the VM run itself broke (harness/vm).
-var vmError = regexp.MustCompile(`(?m)^fsnsuite: (vm: .*)$`)
-
-// broken says why a run is not a complete run ("" when it is): the VM's
-// error line, or an exit status other than pass (0), fail (1), all
-// skipped (4).
-func broken(stderr string, ee *exec.ExitError) string {
-	if m := vmError.FindStringSubmatch(stderr); m != nil {
-		return m[1]
-	}
-	if ee == nil {
-		return ""
-	}
-	switch ee.ExitCode() {
-	case 0, 1, 4:
-		return ""
-	}
-	return fmt.Sprintf("runner exit status %d", ee.ExitCode())
 }
 
 func (c *Config) correctness(ctx context.Context, res *Result) (*runner.Diff, error) {
