@@ -63,3 +63,17 @@ unlink_files() {
 		fi
 	done
 }
+
+# cache_key KSRC METHOD FRAGMENT...: the 16 hex digits a cached build of
+# KSRC is kept under: sha256 of its source state, the build method's text,
+# the config fragments and gcc's version.
+cache_key() {
+	_ksrc=$1 _method=$2
+	shift 2
+	{
+		source_state "$_ksrc"
+		echo "$_method"
+		cat "$@"
+		gcc --version | head -n 1
+	} | sha256sum | cut -c1-16
+}

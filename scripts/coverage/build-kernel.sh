@@ -34,12 +34,7 @@ frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-gcov-build 1: tinyconfig+fragments, GCOV_PROFILE in fs/notify/**/Makefile"
 
 # shellcheck disable=SC2086
-key=$({
-	source_state "$ksrc"
-	echo "$method"
-	cat $frags
-	gcc --version | head -n 1
-} | sha256sum | cut -c1-16)
+key=$(cache_key "$ksrc" "$method" $frags)
 dir=$cache/$key
 build=$dir/build
 if [ -f "$build/.done" ]; then

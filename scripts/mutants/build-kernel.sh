@@ -32,12 +32,7 @@ frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-mutants-build 1: tinyconfig+fragments, no gcov"
 
 # shellcheck disable=SC2086
-key=$({
-	source_state "$ksrc"
-	echo "$method"
-	cat $frags
-	gcc --version | head -n 1
-} | sha256sum | cut -c1-16)
+key=$(cache_key "$ksrc" "$method" $frags)
 dir=$cache/$key
 if [ -f "$dir/build/.done" ]; then
 	echo "mutants build: reusing $dir" >&2

@@ -39,12 +39,7 @@ frag=$here/patchcheck.config
 frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-patchcheck-build 1: tinyconfig+fragments, LOCALVERSION -fsnbase/-fsnpatched, one O= dir"
 # shellcheck disable=SC2086
-key=$({
-	source_state "$ksrc"
-	echo "$method"
-	cat $frags
-	gcc --version | head -n 1
-} | sha256sum | cut -c1-16)
+key=$(cache_key "$ksrc" "$method" $frags)
 dir=$cache/$key
 psum=$(sha256sum <"$patch" | cut -c1-16)
 out=$dir/patched-$psum
