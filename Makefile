@@ -34,7 +34,13 @@ build:
 check: build
 	$(BIN)/fsnsuite -results $(RESULTS) $(CHECK_ARGS)
 
+# go mod download first: on an empty module cache the go command prints a
+# "go: downloading MODULE VERSION" line per module on stderr, which is not a
+# finding of vet's; afterwards vet's output holds findings only. go.mod must
+# be tidy (a direct import marked // indirect, or a stale line, fails here).
 vet:
+	@$(GO) mod download
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum not tidy: run 'go mod tidy' (the diff above)"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
