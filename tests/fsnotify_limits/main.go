@@ -28,6 +28,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
 		Cases:       cases,
-		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }},
+		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild},
 	})
 }

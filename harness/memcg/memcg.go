@@ -1,0 +1,175 @@
+// Package memcg makes a private memory cgroup and reads how much kernel
+// memory is charged to it, so a case can tell whether the kernel objects a
+// process made were freed: the kernel charges an allocation made with
+// __GFP_ACCOUNT (GFP_KERNEL_ACCOUNT, a SLAB_ACCOUNT cache) to the memory
+// cgroup of the task that allocates it, or to the one set_active_memcg
+// names, and uncharges it when it is freed (mm/memcontrol.c). Other programs'
+// allocations go to their own cgroups, so a cgroup nobody else uses counts
+// only what its own members left behind, whatever else runs on the machine.
+//
+// Both hierarchies work: cgroup v1's memory controller (the counter is
+// memory.kmem.usage_in_bytes), else cgroup v2 (the "slab" line of
+// memory.stat: the objects of kmalloc and of kmem caches). Where no
+// hierarchy with the memory controller is mounted (a minimal VM guest),
+// Open mounts cgroup2 on a directory given by the caller.
+package memcg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness/internal/cgroupfs"
+)
+
+// ErrNoMemcg is wrapped by Open's error when the kernel offers no memory
+// controller here (a reason for a skip).
+var ErrNoMemcg = errors.New("no memory cgroup controller")
+
+// Group is a memory cgroup made by Open; Remove deletes it.
+type Group struct {
+	// Dir is its directory; V1 says which hierarchy holds it.
+	Dir string
+	V1  bool
+	// undo restores what Open changed besides making Dir (a cgroup2 mount,
+	// the memory controller enabled in the root's subtree_control).
+	undo []func()
+}
+
+// Open makes a new memory cgroup named name: in cgroup v1 below this
+// process's own memory cgroup, in cgroup v2 at the hierarchy's root (a
+// cgroup with processes cannot pass controllers on to children, the root
+// is exempt: cgroups(7) "no internal processes" rule). mountDir is where
+// cgroup2 is mounted when no hierarchy with the memory controller is.
+func Open(name, mountDir string) (*Group, error) {
+	if own, _, ok := cgroupfs.Dir(0, "memory"); ok {
+		g := &Group{Dir: filepath.Join(own, name), V1: true}
+		if err := os.Mkdir(g.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("memcg: %w", err)
+		}
+		return g, nil
+	}
+	g := &Group{}
+	root := cgroupfs.RootMount(cgroupfs.V2)
+	if root == "" {
+		if err := unix.Mount("none", mountDir, "cgroup2", 0, ""); err != nil {
+			return nil, fmt.Errorf("memcg: no cgroup hierarchy with the memory controller is mounted, and mount -t cgroup2 %s: %w (%w)", mountDir, err, ErrNoMemcg)
+		}
+		root = mountDir
+		g.undo = append(g.undo, func() { _ = unix.Unmount(mountDir, unix.MNT_DETACH) })
+	}
+	fail := func(err error) (*Group, error) { g.Remove(); return nil, err }
+	ctl, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	if err != nil {
+		return fail(fmt.Errorf("memcg: %w", err))
+	}
+	if !hasWord(string(ctl), "memory") {
+		return fail(fmt.Errorf("memcg: the cgroup2 root %s has no memory controller (controllers %q: a kernel without CONFIG_MEMCG, cgroup_disable=memory, or memory bound to an unmounted v1 hierarchy): %w", root, strings.TrimSpace(string(ctl)), ErrNoMemcg))
+	}
+	sub := filepath.Join(root, "cgroup.subtree_control")
+	on, err := os.ReadFile(sub)
+	if err != nil {
+		return fail(fmt.Errorf("memcg: %w", err))
+	}
+	if !hasWord(string(on), "memory") {
+		if err := os.WriteFile(sub, []byte("+memory"), 0); err != nil {
+			return fail(fmt.Errorf("memcg: enabling the memory controller in %s: %w", sub, err))
+		}
+		g.undo = append(g.undo, func() { _ = os.WriteFile(sub, []byte("-memory"), 0) })
+	}
+	g.Dir = filepath.Join(root, name)
+	if err := os.Mkdir(g.Dir, 0o755); err != nil {
+		g.Dir = ""
+		return fail(fmt.Errorf("memcg: %w", err))
+	}
+	return g, nil
+}
+
+// Enter moves the process pid (0: this one) into the group, all its
+// threads: charges already made stay where they were.
+func (g *Group) Enter(pid int) error {
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	if err := os.WriteFile(filepath.Join(g.Dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("memcg: moving pid %d into %s: %w", pid, g.Dir, err)
+	}
+	return nil
+}
+
+// KernelBytes is the kernel memory charged to the group now: cgroup v1's
+// memory.kmem.usage_in_bytes, or the "slab" line of cgroup v2's
+// memory.stat (its figures are flushed from per-CPU counters when read).
+func (g *Group) KernelBytes() (int64, error) {
+	if g.V1 {
+		b, err := os.ReadFile(filepath.Join(g.Dir, "memory.kmem.usage_in_bytes"))
+		if err != nil {
+			return 0, fmt.Errorf("memcg: %w", err)
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("memcg: memory.kmem.usage_in_bytes %q: %w", b, err)
+		}
+		return v, nil
+	}
+	b, err := os.ReadFile(filepath.Join(g.Dir, "memory.stat"))
+	if err != nil {
+		return 0, fmt.Errorf("memcg: %w", err)
+	}
+	return statField(string(b), "slab")
+}
+
+// statField is the value of key in a memory.stat text ("key value" lines).
+func statField(stat, key string) (int64, error) {
+	for _, l := range strings.Split(stat, "\n") {
+		k, v, ok := strings.Cut(l, " ")
+		if ok && k == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("memcg: memory.stat %s %q: %w", key, v, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("memcg: memory.stat has no %q line", key)
+}
+
+// Remove deletes the group (it must hold no process: retried for up to a
+// second while an exited member is reaped) and undoes what Open changed.
+// A group with charges left is removed all the same: the kernel keeps its
+// memcg until they are freed.
+func (g *Group) Remove() error {
+	var err error
+	if g.Dir != "" {
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if err = unix.Rmdir(g.Dir); err == nil || errors.Is(err, unix.ENOENT) {
+				err = nil
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+				err = fmt.Errorf("memcg: rmdir %s: %w", g.Dir, err)
+				break
+			}
+		}
+	}
+	for i := len(g.undo) - 1; i >= 0; i-- {
+		g.undo[i]()
+	}
+	g.undo = nil
+	return err
+}
+
+func hasWord(list, w string) bool {
+	for _, x := range strings.Fields(list) {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
