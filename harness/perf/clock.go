@@ -111,6 +111,10 @@ type ClockInfo struct {
 	// StepNs is the smallest non-zero difference seen between successive
 	// reads; -1 when the clock did not advance in clockProbeReads reads.
 	StepNs int64 `json:"step_ns"`
+	// EveryRead is true when every read advanced the clock: its step is
+	// then below the cost of one read, and StepNs measures that cost (it
+	// grows on a loaded machine), not the clock's granularity.
+	EveryRead bool `json:"every_read_advanced,omitempty"`
 }
 
 // clockProbeReads bounds the reads ReadClock makes to see the clock step.
@@ -127,7 +131,7 @@ func ReadClock() ClockInfo {
 	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETRES, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0); e == 0 {
 		c.ResNs = ts.Nano()
 	}
-	prev, changes := Now(), 0
+	prev, changes, still := Now(), 0, 0
 	for i := 0; i < clockProbeReads && changes < 16; i++ {
 		t := Now()
 		if d := t - prev; d > 0 {
@@ -135,9 +139,12 @@ func ReadClock() ClockInfo {
 				c.StepNs = d
 			}
 			changes++
+		} else {
+			still++
 		}
 		prev = t
 	}
+	c.EveryRead = changes > 0 && still == 0
 	return c
 }
 
@@ -151,6 +158,9 @@ func (c ClockInfo) String() string {
 	if c.StepNs >= 0 {
 		step = fmt.Sprintf("%d ns", c.StepNs)
 	}
+	if c.EveryRead {
+		step += ", every read advanced it"
+	}
 	return fmt.Sprintf("clock %s (resolution %d ns, smallest step seen %s)", src, c.ResNs, step)
 }
 
@@ -160,9 +170,14 @@ func (c ClockInfo) String() string {
 const MaxClockFraction = 0.01
 
 // coarseFor returns why the clock cannot time chunks of chunkNs (the median
-// chunk of the warm-up), or "" when it can.
+// chunk of the warm-up), or "" when it can. A clock that advanced on every
+// read is finer than a read: only its resolution counts (the time a read
+// takes is in every chunk alike, no rounding of it).
 func (c ClockInfo) coarseFor(chunkNs float64) string {
 	step := max(c.ResNs, c.StepNs)
+	if c.EveryRead {
+		step = c.ResNs
+	}
 	switch {
 	case c.StepNs < 0:
 		return fmt.Sprintf("clock too coarse to measure: CLOCK_MONOTONIC did not advance in %d reads (%s)", clockProbeReads, c)

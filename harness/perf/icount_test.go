@@ -288,6 +288,11 @@ func TestClockCoarse(t *testing.T) {
 	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 25}).coarseFor(30000); why != "" {
 		t.Errorf("tsc against a 30 µs chunk: %q", why)
 	}
+	// A fine clock read on a loaded machine: every read advanced it, by 89 ns
+	// at least (the read's own cost), against a chunk of 6670 ns.
+	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 89, EveryRead: true}).coarseFor(6670); why != "" {
+		t.Errorf("tsc advancing on every read by >= 89 ns, chunk 6670 ns: %q, want no objection", why)
+	}
 	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: -1}).coarseFor(30000); !strings.Contains(why, "did not advance") {
 		t.Errorf("a clock that never advanced: %q", why)
 	}
