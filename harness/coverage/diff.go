@@ -185,6 +185,8 @@ type Checked struct {
 	Count  int64  // times run, for Executed
 	Boot   int64  // times run before the baseline (Profile.Since)
 	Func   string // the function gcov attributes the line to, if any
+	// By is how often it ran during each binary (per-binary snapshots).
+	By map[string]int64
 }
 
 // Check looks every change up in the profile.
@@ -196,7 +198,7 @@ func (p *Profile) Check(changes []Change) []Checked {
 			k.Status = NoCode
 			if l := f.Lines[c.Line]; l != nil {
 				k.Func = l.Func
-				k.Count, k.Boot = l.Count, l.Boot
+				k.Count, k.Boot, k.By = l.Count, l.Boot, l.By
 				k.Status = NotExecuted
 				if l.Count > 0 {
 					k.Status = Executed

@@ -30,6 +30,9 @@ type Line struct {
 	Boot int64
 	// Func is the function the line belongs to ("" when gcov names none).
 	Func string
+	// By is, where the run took a snapshot after each binary
+	// (AttributeBinaries), how many times the line ran during each.
+	By map[string]int64
 }
 
 // Func is one instrumented function.

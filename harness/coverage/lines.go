@@ -31,6 +31,9 @@ type LineFile struct {
 type LineCount struct {
 	Suite int64 `json:"suite"`
 	Boot  int64 `json:"boot,omitempty"`
+	// By is how many times it ran during each binary (when the run took
+	// per-binary snapshots).
+	By map[string]int64 `json:"by,omitempty"`
 }
 
 // Lines returns the per-line counts of the files accepted by keep, each with
@@ -45,7 +48,7 @@ func (p *Profile) Lines(src string, keep func(string) bool) (*LineData, error) {
 		sum := sha256.Sum256(b)
 		lf := LineFile{SHA256: hex.EncodeToString(sum[:]), Lines: map[int]LineCount{}}
 		for n, l := range p.Files[name].Lines {
-			lf.Lines[n] = LineCount{Suite: l.Count, Boot: l.Boot}
+			lf.Lines[n] = LineCount{Suite: l.Count, Boot: l.Boot, By: l.By}
 		}
 		d.Files[name] = lf
 	}

@@ -154,6 +154,9 @@ func WriteChanges(w io.Writer, checked []Checked, removals []Removal) error {
 			ran++
 			code++
 			detail = fmt.Sprintf(" (%d times, in %s)", c.Count, c.Func)
+			if len(c.By) > 0 {
+				detail = fmt.Sprintf(" (%d times, in %s; by %s)", c.Count, c.Func, ByString(c.By))
+			}
 		case NotExecuted:
 			code++
 			var d []string

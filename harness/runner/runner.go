@@ -66,6 +66,11 @@ type Options struct {
 	// Lister names a binary's cases when its stream ends early, so that the
 	// runner can close its block with every case named (default ListCases).
 	Lister Lister
+	// AfterBinary, when set, is called after each binary ends, with its
+	// position in the run order (a gcov kernel's counters snapshot per
+	// binary: FSNSUITE_GCOV_SNAPSHOTS). With Jobs 1 nothing else runs
+	// between two calls.
+	AfterBinary func(pos int, b Binary)
 
 	errs *writeErrors
 	// binaryAdj is the oom_score_adj each binary is given (oom.BinaryStep
@@ -228,6 +233,9 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 					} else {
 						prog.running(i)
 						o = runOne(ctx, bins[i], opt, prog.counter(i), m.stream(i))
+						if opt.AfterBinary != nil {
+							opt.AfterBinary(i, bins[i])
+						}
 					}
 					closeEarlyEnd(ctx, o, opt)
 					judge(o, opt.Timeout, opt.Strict, opt.args(bins[i]))

@@ -5,7 +5,9 @@
 # reports "FSNSUITE-VM exit CODE" and the results directory on ttyS1, and
 # reboots (qemu runs with -no-reboot, so that ends the VM).
 # With gcov=1 in run.conf (Config.GcovDir, make coverage) it snapshots every
-# .gcda file of /sys/kernel/debug/gcov just before the runner starts (boot/)
+# .gcda file of /sys/kernel/debug/gcov just before the runner starts (boot/),
+# has the runner copy them after each binary (bin/NN-name, one binary at a
+# time: FSNSUITE_GCOV_SNAPSHOTS)
 # and after it exits (suite/; the counters run on, so suite minus boot is what
 # the suite ran), and sends both as one gcov block on ttyS1:
 #   FSNSUITE-VM gcov-begin FILES BYTES
@@ -121,6 +123,10 @@ if [ "$gcov" = 1 ]; then
 		finish
 	fi
 	gcov_snapshot /tmp/gcov.out/boot
+	# The runner copies the counters after each binary too (bin/NN-name),
+	# running one binary at a time: which binaries ran a line.
+	mkdir -p /tmp/gcov.out/bin
+	export FSNSUITE_GCOV_SNAPSHOTS=/tmp/gcov.out/bin
 fi
 # The clock the perf engine reads (jiffies would be too coarse to time a
 # chunk; under -icount the TSC counts instructions).
@@ -138,6 +144,7 @@ read -r rc </run/fsnsuite.rc
 say exit $rc
 if [ "$gcov" = 1 ]; then
 	gcov_snapshot /tmp/gcov.out/suite
+	gcov_files=$(find /tmp/gcov.out -type f | wc -l)
 	tar -C /tmp/gcov.out -cf - . | gzip -c >/tmp/gcov.tgz
 	say gcov-begin $gcov_files $(wc -c </tmp/gcov.tgz)
 	base64 </tmp/gcov.tgz >$out

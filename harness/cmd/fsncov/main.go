@@ -70,6 +70,24 @@ func run(w io.Writer, build, src, gcda, diff, gcov, lines string, functions bool
 	if err != nil {
 		return err
 	}
+	// Per-binary snapshots (a runner that ran one binary at a time):
+	// each line's count by binary.
+	snaps, err := coverage.BinarySnapshots(gcda)
+	if err != nil {
+		return err
+	}
+	if len(snaps) > 0 {
+		var profs []*coverage.Profile
+		var names []string
+		for _, s := range snaps {
+			sp, err := load(build, src, s.Dir, gcov)
+			if err != nil {
+				return err
+			}
+			profs, names = append(profs, sp), append(names, s.Binary)
+		}
+		p.AttributeBinaries(boot, profs, names)
+	}
 	if len(p.Paths(coverage.InNotify)) == 0 {
 		return fmt.Errorf("the gcov data names no fs/notify file under %s: is it the tree %s was built from?", src, build)
 	}

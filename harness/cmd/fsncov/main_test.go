@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -16,14 +17,19 @@ import (
 // snapshot: gcov adds to the .gcda), then report with a patch touching both
 // functions. From the program's source: the suite ran b() only; a() ran at
 // boot only.
-func TestRunSnapshots(t *testing.T) {
+// gcovProg builds the test program and returns the tree, the build
+// directory, the gcda directory, a shell runner in the build directory and
+// a snapshot taker (the counters so far, as the guest copies them, under
+// gcda/NAME).
+func gcovProg(t *testing.T) (root, src, build, gcda string, sh func(string), snap func(string)) {
+	t.Helper()
 	for _, tool := range []string{"gcc", "gcov"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed (scripts/coverage/deps.sh installs it)", tool)
 		}
 	}
-	root := t.TempDir()
-	src, build, gcda := filepath.Join(root, "src"), filepath.Join(root, "build"), filepath.Join(root, "gcda")
+	root = t.TempDir()
+	src, build, gcda = filepath.Join(root, "src"), filepath.Join(root, "build"), filepath.Join(root, "gcda")
 	prog := "int a(void) { return 1; }\n" +
 		"int b(void) { return 2; }\n" +
 		"int main(int argc, char **argv)\n" +
@@ -40,7 +46,7 @@ func TestRunSnapshots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "fs/notify/group.c"), []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh := func(script string) {
+	sh = func(script string) {
 		t.Helper()
 		cmd := exec.Command("sh", "-ec", script)
 		cmd.Dir = build
@@ -49,11 +55,16 @@ func TestRunSnapshots(t *testing.T) {
 		}
 	}
 	sh("gcc -O0 --coverage -c " + filepath.Join(src, "fs/notify/group.c") + " -o fs/notify/group.o && gcc --coverage fs/notify/group.o -o prog")
-	snap := func(name string) {
+	snap = func(name string) {
 		t.Helper()
 		d := filepath.Join(gcda, name, strings.TrimPrefix(build, "/"), "fs/notify")
 		sh("mkdir -p " + d + " && cp fs/notify/group.gcda " + d + "/")
 	}
+	return root, src, build, gcda, sh, snap
+}
+
+func TestRunSnapshots(t *testing.T) {
+	root, src, build, gcda, sh, snap := gcovProg(t)
 	sh("./prog")
 	snap("boot")
 	sh("./prog suite")
@@ -77,7 +88,7 @@ func TestRunSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := ld.Files["fs/notify/group.c"]
-	if g.SHA256 == "" || g.Lines[1] != (coverage.LineCount{Suite: 0, Boot: 1}) || g.Lines[2] != (coverage.LineCount{Suite: 1, Boot: 0}) {
+	if g.SHA256 == "" || !reflect.DeepEqual(g.Lines[1], coverage.LineCount{Suite: 0, Boot: 1}) || !reflect.DeepEqual(g.Lines[2], coverage.LineCount{Suite: 1, Boot: 0}) {
 		t.Errorf("lines.json for group.c: %+v, want line 1 at boot only, line 2 once in the suite", g)
 	}
 	t.Logf("report:\n%s", out.String())
@@ -90,5 +101,48 @@ func TestRunSnapshots(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// TestRunBinarySnapshots: with a snapshot after each binary (the runner's
+// FSNSUITE_GCOV_SNAPSHOTS), each changed line names the binaries during
+// which it ran: b() ran during "alpha", a() during "beta" (and at boot).
+func TestRunBinarySnapshots(t *testing.T) {
+	root, src, build, gcda, sh, snap := gcovProg(t)
+	sh("./prog")
+	snap("boot")
+	sh("./prog suite")
+	snap("bin/00-alpha")
+	sh("./prog")
+	snap("bin/01-beta")
+	snap("suite")
+	patch := filepath.Join(root, "patch.diff")
+	if err := os.WriteFile(patch, []byte("--- a/fs/notify/group.c\n+++ b/fs/notify/group.c\n@@ -1,2 +1,2 @@\n-x\n-y\n+int a(void) { return 1; }\n+int b(void) { return 2; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	lines := filepath.Join(root, "lines.json")
+	if err := run(&out, build, src, gcda, patch, "gcov", lines, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"fs/notify/group.c:1: executed (1 times, in a; by beta 1)",
+		"fs/notify/group.c:2: executed (1 times, in b; by alpha 1)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	f, err := os.Open(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ld, err := coverage.ReadLines(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := ld.Files["fs/notify/group.c"].Lines[2].By; len(by) != 1 || by["alpha"] != 1 {
+		t.Errorf("lines.json line 2 by %v, want alpha 1", by)
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	perfengine "github.com/fsnsuite/fsnsuite/harness/perf"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
@@ -311,6 +312,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Progress:   stderr,
 		Live:       isTerminal(stderr) && stdoutNotShownThere(stdout),
 		Log:        stderr,
+	}
+	// In a gcov guest (harness/vm init.sh exports it) the counters are
+	// copied after every binary, so each line's count can be told by
+	// binary: one binary at a time then.
+	if dir := os.Getenv(coverage.SnapshotsEnv); dir != "" {
+		if opt.Jobs > 1 {
+			fmt.Fprintf(stderr, "fsnsuite: %s set: gcov counters are taken per binary, so binaries run one at a time (not -j %d)\n", coverage.SnapshotsEnv, opt.Jobs)
+			opt.Jobs = 1
+		}
+		opt.AfterBinary = func(pos int, b runner.Binary) {
+			to := filepath.Join(dir, fmt.Sprintf("%02d-%s", pos, b.Name))
+			if _, err := coverage.Snapshot(coverage.GcovDebugfs, to); err != nil {
+				fmt.Fprintf(stderr, "fsnsuite: gcov snapshot after %s: %v\n", b.Name, err)
+			}
+		}
 	}
 	// One terminal for both: the stream and the view go through one writer,
 	// the view below the stream, so that no redraw overwrites a TAP line.
