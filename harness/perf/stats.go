@@ -160,17 +160,84 @@ func sortedCopy(xs []float64) []float64 {
 // MedianCI returns the sample median of xs and a distribution-free confidence interval
 // for the population median, computed by benchstat's own statistics package
 // (golang.org/x/perf/benchmath, AssumeNothing): two order statistics [x(k), x(n+1-k)]
-// whose binomial coverage is at least confidence. It assumes only independent samples
-// (no symmetry, no normality), and a few outliers (a preempted round) move neither
-// the center nor the bounds by much. With too few samples the bounds are -Inf and
-// +Inf. xs is not modified.
+// whose binomial coverage is at least confidence. That interval assumes independent
+// samples (no symmetry, no normality), and a few outliers (a preempted round) move
+// neither the center nor the bounds by much. xs is taken in the order it was measured
+// (blocks in time order): where consecutive values are correlated, as under another
+// job's load that comes and goes, the interval is widened to the long-run variance of
+// the series (SerialFactor), never narrowed. With too few samples the bounds are -Inf
+// and +Inf. xs is not modified.
 func MedianCI(xs []float64, confidence float64) Interval {
 	n := len(xs)
 	if n == 0 {
 		return Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), N: 0}
 	}
 	sum := benchmath.AssumeNothing.Summary(newSample(xs), confidence)
-	return Interval{Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence, N: n}
+	iv := Interval{Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence, N: n}
+	if tau := SerialFactor(xs); tau > 1 && n >= minSerialN && iv.Finite() {
+		// The median's interval in ranks: n/2 ± z·sqrt(n)/2 for independent
+		// values (the normal approximation of the binomial the exact interval
+		// uses); dependence multiplies the variance of the count of values
+		// below the median by tau, so the half-width in ranks by sqrt(tau).
+		z := math.Sqrt2 * math.Erfinv(confidence)
+		h := z * math.Sqrt(float64(n)*tau) / 2
+		lo, hi := int(math.Floor(float64(n)/2-h)), int(math.Ceil(float64(n)/2+h))+1
+		s := sortedCopy(xs)
+		if lo < 1 {
+			iv.Lo = math.Inf(-1)
+		} else {
+			iv.Lo = min(iv.Lo, s[lo-1])
+		}
+		if hi > n {
+			iv.Hi = math.Inf(1)
+		} else {
+			iv.Hi = max(iv.Hi, s[hi-1])
+		}
+	}
+	return iv
+}
+
+// minSerialN is the fewest values whose serial correlation MedianCI estimates.
+const minSerialN = 12
+
+// SerialFactor estimates how much the serial correlation of xs (in measured order)
+// inflates the variance of the count of values above the median, the quantity the
+// median's interval rests on: the long-run variance factor 1 + 2·Σ w_k·ρ_k of the
+// series sign(x_i - median), with its lag-k autocorrelations ρ_k up to the lag
+// K = ⌊n^(1/3)⌋ weighted by Bartlett's kernel w_k = 1 - k/(K+1) (the Newey-West
+// estimator, which is never negative). 1 for independent values on average; at
+// least 1 (dependence is only ever allowed to widen an interval); 1 for fewer than
+// minSerialN values or a series without spread.
+func SerialFactor(xs []float64) float64 {
+	n := len(xs)
+	if n < minSerialN {
+		return 1
+	}
+	m := Median(xs)
+	sg := make([]float64, n)
+	var ss float64
+	for i, x := range xs {
+		switch {
+		case x > m:
+			sg[i] = 1
+		case x < m:
+			sg[i] = -1
+		}
+		ss += sg[i] * sg[i]
+	}
+	if ss == 0 {
+		return 1
+	}
+	k := int(math.Cbrt(float64(n)))
+	tau := 1.0
+	for lag := 1; lag <= k; lag++ {
+		var c float64
+		for i := 0; i+lag < n; i++ {
+			c += sg[i] * sg[i+lag]
+		}
+		tau += 2 * (1 - float64(lag)/float64(k+1)) * c / ss
+	}
+	return max(tau, 1)
 }
 
 // newSample copies xs into a benchmath.Sample (which sorts its values in place).
