@@ -413,3 +413,13 @@ func TestSinceRejectsOtherRuns(t *testing.T) {
 		t.Errorf("got %v, want an error naming the line", err)
 	}
 }
+
+func TestByString(t *testing.T) {
+	by := map[string]int64{"a": 1, "b": 30, "c": 2, "d": 2, "e": 5, "f": 9, "g": 4}
+	if got, want := ByString(by), "b 30, f 9, e 5, g 4, c 2, and 2 more"; got != want {
+		t.Errorf("ByString = %q, want %q", got, want)
+	}
+	if got := ByString(map[string]int64{"x": 3}); got != "x 3" {
+		t.Errorf("ByString one = %q", got)
+	}
+}

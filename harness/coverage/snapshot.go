@@ -124,7 +124,11 @@ func (p *Profile) AttributeBinaries(before *Profile, snaps []*Profile, names []s
 	}
 }
 
-// ByString renders a By map as "name N, name N" in descending count.
+// byShown is how many binaries ByString names before "and N more".
+const byShown = 5
+
+// ByString renders a By map as "name N, name N" in descending count, the
+// first byShown of them ("and N more": lines.json has them all).
 func ByString(by map[string]int64) string {
 	type kv struct {
 		k string
@@ -141,7 +145,11 @@ func ByString(by map[string]int64) string {
 		return s[i].k < s[j].k
 	})
 	var out []string
-	for _, e := range s {
+	for i, e := range s {
+		if i == byShown {
+			out = append(out, fmt.Sprintf("and %d more", len(s)-byShown))
+			break
+		}
 		out = append(out, fmt.Sprintf("%s %d", e.k, e.v))
 	}
 	return strings.Join(out, ", ")
