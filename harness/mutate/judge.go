@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
@@ -150,4 +151,28 @@ func Covered(d *coverage.LineData, sums map[string]string, m *Mutant) (ran, ok b
 		return false, false
 	}
 	return c.Suite+c.Boot > 0, true
+}
+
+// RanBy names the binaries during which a mutant's line ran, from line
+// data with per-binary counts (make coverage's lines.json "by"): ok is
+// false when the data cannot say (Covered's reasons, no per-binary counts,
+// or the line also ran at boot, before any binary). Until the mutated line
+// first runs the mutant kernel does what the unmutated one does, so a
+// binary during which the line never ran sees no difference in its own
+// run; run on their own, the binaries that ran it are where it shows.
+func RanBy(d *coverage.LineData, sums map[string]string, m *Mutant) (bins []string, ok bool) {
+	if _, known := Covered(d, sums, m); !known {
+		return nil, false
+	}
+	c := d.Files[m.File].Lines[m.Line]
+	if c.Boot > 0 || len(c.By) == 0 {
+		return nil, false
+	}
+	for b, n := range c.By {
+		if n > 0 {
+			bins = append(bins, b)
+		}
+	}
+	sort.Strings(bins)
+	return bins, len(bins) > 0
 }

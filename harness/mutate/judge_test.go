@@ -156,3 +156,23 @@ func TestReport(t *testing.T) {
 		t.Errorf("JSON survivors:\n%s", j.String())
 	}
 }
+
+func TestRanBy(t *testing.T) {
+	d := &coverage.LineData{Files: map[string]coverage.LineFile{
+		"fs/notify/mark.c": {SHA256: "aa", Lines: map[int]coverage.LineCount{
+			10: {Suite: 3, By: map[string]int64{"inotify_api": 2, "fanotify_api": 1}},
+			11: {Suite: 3},
+			12: {Suite: 3, Boot: 1, By: map[string]int64{"inotify_api": 3}},
+		}},
+	}}
+	sums := map[string]string{"fs/notify/mark.c": "aa"}
+	bins, ok := RanBy(d, sums, &Mutant{File: "fs/notify/mark.c", Line: 10})
+	assert.Assert(t, ok)
+	assert.DeepEqual(t, bins, []string{"fanotify_api", "inotify_api"})
+	for _, line := range []int{11, 12, 13} {
+		_, ok := RanBy(d, sums, &Mutant{File: "fs/notify/mark.c", Line: line})
+		assert.Assert(t, !ok, "line %d: no per-binary counts, ran at boot, or not instrumented", line)
+	}
+	_, ok = RanBy(d, map[string]string{"fs/notify/mark.c": "cc"}, &Mutant{File: "fs/notify/mark.c", Line: 10})
+	assert.Assert(t, !ok, "another source")
+}

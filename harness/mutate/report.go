@@ -190,6 +190,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		if res.Listed {
 			b.WriteString("      (listed as equivalent; run because it was chosen by id)\n")
 		}
+		if len(res.RanBy) > 0 {
+			fmt.Fprintf(&b, "      run on the binaries that ran its line (lines.json): %s\n", strings.Join(res.RanBy, " "))
+		}
 		for i, k := range res.KilledBy {
 			if i == 5 {
 				fmt.Fprintf(&b, "      ... and %d more leaves\n", len(res.KilledBy)-5)

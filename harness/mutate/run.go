@@ -72,6 +72,9 @@ type Result struct {
 	RunSeconds   float64 `json:"run_seconds,omitempty"`
 	// Stages is how many of the baseline's stages it ran (0: unstaged).
 	Stages int `json:"stages_run,omitempty"`
+	// RanBy are the binaries that ran its line (RanBy), the only ones it
+	// was run on; empty when the line data could not say (all were).
+	RanBy []string `json:"ran_by,omitempty"`
 }
 
 // Baseline is the unmutated kernel's build and run.
@@ -179,7 +182,12 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 			r.Outcome = NotCovered
 		default:
 			r.Listed = listed
-			if err := cfg.one(ctx, baseRes, base.Stages, &r, timeout); err != nil {
+			stages := base.Stages
+			if bins, ok := RanBy(cfg.Lines, sums, &m); ok && len(stages) > 0 {
+				stages = Narrow(stages, bins)
+				r.RanBy = bins
+			}
+			if err := cfg.one(ctx, baseRes, stages, &r, timeout); err != nil {
 				return base, results, err
 			}
 		}

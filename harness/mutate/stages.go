@@ -95,3 +95,26 @@ func selectsBinaries(args []string) bool {
 func (s Stage) String() string {
 	return fmt.Sprintf("%d binaries (%.0f %% of the baseline's binary time)", len(s.Binaries), 100*s.Share)
 }
+
+// Narrow keeps of each stage only the binaries in keep, dropping stages
+// left empty; when none of keep is in any stage (line data from another
+// set of binaries) it returns the stages unchanged.
+func Narrow(stages []Stage, keep []string) []Stage {
+	var out []Stage
+	for _, st := range stages {
+		var bins []string
+		for _, b := range st.Binaries {
+			if slices.Contains(keep, b) {
+				bins = append(bins, b)
+			}
+		}
+		if len(bins) > 0 {
+			st.Binaries = bins
+			out = append(out, st)
+		}
+	}
+	if len(out) == 0 {
+		return stages
+	}
+	return out
+}

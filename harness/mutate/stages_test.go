@@ -66,3 +66,12 @@ func TestSelectsBinaries(t *testing.T) {
 		assert.Equal(t, selectsBinaries(c.args), c.want, "%q", c.args)
 	}
 }
+
+func TestNarrow(t *testing.T) {
+	stages := []Stage{{Binaries: []string{"fanotify_api", "inotify_api"}, Share: 0.3}, {Binaries: []string{"fanotify_ignore", "fsnotify_explore"}, Share: 0.7}}
+	got := Narrow(stages, []string{"inotify_api", "fsnotify_explore"})
+	assert.DeepEqual(t, got, []Stage{{Binaries: []string{"inotify_api"}, Share: 0.3}, {Binaries: []string{"fsnotify_explore"}, Share: 0.7}})
+	got = Narrow(stages, []string{"fanotify_api"})
+	assert.DeepEqual(t, got, []Stage{{Binaries: []string{"fanotify_api"}, Share: 0.3}})
+	assert.DeepEqual(t, Narrow(stages, []string{"other"}), stages)
+}
