@@ -171,12 +171,14 @@ const MaxClockFraction = 0.01
 
 // coarseFor returns why the clock cannot time chunks of chunkNs (the median
 // chunk of the warm-up), or "" when it can. A clock that advanced on every
-// read is finer than a read: only its resolution counts (the time a read
-// takes is in every chunk alike, no rounding of it).
+// read is finer than a read, whatever clock_getres says (without
+// CONFIG_HIGH_RES_TIMERS it gives the tick, 4 ms at HZ=250, for a TSC read
+// to the nanosecond): the time a read takes is in every chunk alike, no
+// rounding of it, so such a clock is never too coarse.
 func (c ClockInfo) coarseFor(chunkNs float64) string {
 	step := max(c.ResNs, c.StepNs)
-	if c.EveryRead {
-		step = c.ResNs
+	if c.EveryRead && chunkNs > 0 {
+		return ""
 	}
 	switch {
 	case c.StepNs < 0:

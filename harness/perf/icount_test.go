@@ -293,6 +293,14 @@ func TestClockCoarse(t *testing.T) {
 	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 89, EveryRead: true}).coarseFor(6670); why != "" {
 		t.Errorf("tsc advancing on every read by >= 89 ns, chunk 6670 ns: %q, want no objection", why)
 	}
+	// A TSC read to the nanosecond on a kernel without high-resolution
+	// timers: clock_getres says 4 ms (the tick), every read advanced it.
+	if why := (ClockInfo{Source: "tsc", ResNs: 4000000, StepNs: 118, EveryRead: true}).coarseFor(191909); why != "" {
+		t.Errorf("tsc without HIGH_RES_TIMERS, every read advancing: %q, want no objection", why)
+	}
+	if why := (ClockInfo{Source: "refined-jiffies", ResNs: 4000000, StepNs: 4000000}).coarseFor(191909); !strings.Contains(why, "too coarse") {
+		t.Errorf("refined-jiffies: %q, want too coarse", why)
+	}
 	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: -1}).coarseFor(30000); !strings.Contains(why, "did not advance") {
 		t.Errorf("a clock that never advanced: %q", why)
 	}
