@@ -65,6 +65,9 @@ type Config struct {
 	// step); Cost runs the perf binaries on both kernels.
 	Scenarios int
 	Cost      bool
+	// NoCorrectness leaves the correctness runs out (a step run alone:
+	// the verdict then says so).
+	NoCorrectness bool
 	// ICount measures cost in instructions (qemu -icount: no KVM) rather
 	// than time.
 	ICount bool
@@ -182,8 +185,10 @@ func Run(ctx context.Context, cfg *Config) (*Result, error) {
 	}
 	res := &Result{Config: cfg}
 	var err error
-	if res.Correct, err = cfg.correctness(ctx, res); err != nil {
-		return res, err
+	if !cfg.NoCorrectness {
+		if res.Correct, err = cfg.correctness(ctx, res); err != nil {
+			return res, err
+		}
 	}
 	if cfg.Scenarios > 0 {
 		if res.Explore, err = cfg.explore(ctx, res); err != nil {

@@ -142,3 +142,18 @@ func TestChangedLines(t *testing.T) {
 	assert.Assert(t, !strings.Contains(got, "never executed"), "%s", got)
 	assert.Equal(t, ChangedLines("no patch here"), "")
 }
+
+func TestVerdictStepsLeftOut(t *testing.T) {
+	r := &Result{Config: &Config{NoCorrectness: true}}
+	if v := r.Verdict(); v != "not judged (the correctness step was not run)" {
+		t.Errorf("cost alone: verdict %q", v)
+	}
+	r.Explore = &Explore{Scenarios: 10}
+	if v := r.Verdict(); !strings.HasPrefix(v, "no difference in the explorer's scenarios") {
+		t.Errorf("explorer alone, no difference: verdict %q", v)
+	}
+	r.Explore.Differences = []runner.LeafChange{{Path: "fsnotify_explore.scenarios.tmpfs", After: "fail"}}
+	if v := r.Verdict(); v != "BEHAVIOUR CHANGED" {
+		t.Errorf("explorer alone, a difference: verdict %q", v)
+	}
+}

@@ -16,6 +16,10 @@ func (r *Result) Verdict() string {
 	switch {
 	case r.Changed():
 		return "BEHAVIOUR CHANGED"
+	case r.Config.NoCorrectness && r.Explore == nil:
+		return "not judged (the correctness step was not run)"
+	case r.Config.NoCorrectness:
+		return "no difference in the explorer's scenarios (the correctness step was not run)"
 	case r.Correct == nil:
 		return "UNDECIDED (a correctness run left no results)"
 	}
@@ -43,7 +47,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 
 	b.WriteString("\nCorrectness (every correctness binary on both kernels, leaf by leaf):\n")
-	if d := r.Correct; d == nil {
+	if d := r.Correct; c.NoCorrectness {
+		b.WriteString("  not run (-steps)\n")
+	} else if d == nil {
 		b.WriteString("  no comparison: a run left no results (see the steps below)\n")
 	} else {
 		fmt.Fprintf(&b, "  %d pass -> fail, %d fail -> pass, %d fail on both (not caused by the patch), %d skip changes, %d the same\n",

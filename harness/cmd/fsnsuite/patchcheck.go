@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
@@ -37,6 +38,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		suiteBin  = fs.String("suite", "", "the runner `binary` (default: this executable)")
 		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
+		steps     = fs.String("steps", "correctness,explore,cost", "the `steps` to run, comma-separated (each runnable alone: -steps cost measures only the cost)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite patchcheck -base DIR -patched DIR [flags] [-- runner flags]\n\n"+
@@ -60,6 +62,22 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(errors.New("-base and -patched are required (see -h)"))
 	}
 	cfg := &patchcheck.Config{Patch: *patch, Out: *out, Scenarios: *scenarios, Cost: !*noCost, RunArgs: fs.Args(), Lock: *lock, Log: stderr}
+	want := map[string]bool{}
+	for _, s := range strings.Split(*steps, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "correctness", "explore", "cost":
+			want[s] = true
+		default:
+			return fail(fmt.Errorf("-steps: unknown step %q (want correctness, explore, cost)", s))
+		}
+	}
+	cfg.NoCorrectness = !want["correctness"]
+	if !want["explore"] {
+		cfg.Scenarios = 0
+	}
+	if !want["cost"] {
+		cfg.Cost = false
+	}
 	switch *icount {
 	case "auto":
 		cfg.ICount = !vm.UsesKVM()
