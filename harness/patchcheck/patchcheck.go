@@ -396,10 +396,22 @@ func (c *Config) cost(ctx context.Context, res *Result) error {
 		return err
 	}
 	res.Cost = runner.CompareResults(base, patched)
+	res.CostGates = baselineGates(patched)
+	return nil
+}
+
+// baselineGates are the patched cost run's leaves that -baseline judged:
+// each with its result and the engine's "baseline: ..." line (the change
+// against the base kernel's saved run, per gated figure, and the verdict).
+func baselineGates(patched *runner.Results) []runner.LeafChange {
+	var out []runner.LeafChange
 	for _, l := range runner.Leaves(patched.Root) {
-		if strings.Contains(l.Path, "baseline") {
-			res.CostGates = append(res.CostGates, runner.LeafChange{Path: l.Path, After: runner.ResultWord(l.Node.Status), Why: runner.Why(l.Node)})
+		for _, d := range append([]string{l.Node.Reason}, l.Node.Diagnostics...) {
+			if _, after, ok := strings.Cut(d, "baseline: "); ok && !strings.HasPrefix(strings.TrimSpace(d), "baseline A:") {
+				out = append(out, runner.LeafChange{Path: l.Path, After: runner.ResultWord(l.Node.Status), Why: after})
+				break
+			}
 		}
 	}
-	return nil
+	return out
 }

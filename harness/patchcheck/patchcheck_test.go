@@ -157,3 +157,26 @@ func TestVerdictStepsLeftOut(t *testing.T) {
 		t.Errorf("explorer alone, a difference: verdict %q", v)
 	}
 }
+
+// The cost step's cross-kernel gates are the leaves whose diagnostics
+// carry the engine's "baseline: ..." verdict (the "baseline A: file" line
+// that names the saved run is not one).
+func TestBaselineGates(t *testing.T) {
+	leaf := func(name string, st tap.Status, reason string, diags ...string) *tap.Node {
+		return &tap.Node{Name: name, Status: st, Reason: reason, Diagnostics: diags}
+	}
+	bin := &tap.Node{Name: "perf_parent_write", Number: 1, Status: tap.StatusFail, Children: []*tap.Node{
+		leaf("other_none_n1", tap.StatusFail, "", "baseline A: /perf-base/perf_parent_write.json (kernel 7.3.4-fsnbase)",
+			"other_none_n1 (tmpfs): baseline: regression: other_none_n1 other cpu-insn/op change +6.8% [+6.8%,+6.8%] vs threshold +2.0%"),
+		leaf("watch_none_n1", tap.StatusSkip, "baseline: watch_none_n1 watch cpu-insn/op: variability gate"),
+		leaf("other_none_n2", tap.StatusSkip, "instruction count mode: other_none (2 clients writing at once) measures contention"),
+	}}
+	root := &tap.Node{Version: "TAP version 13", Plan: 1, Children: []*tap.Node{bin}}
+	got := baselineGates(&runner.Results{Root: root})
+	assert.Assert(t, is.Len(got, 2))
+	assert.Equal(t, got[0].Path, "perf_parent_write.other_none_n1")
+	assert.Equal(t, got[0].After, "fail")
+	assert.Assert(t, strings.HasPrefix(got[0].Why, "regression: other_none_n1 other cpu-insn/op change +6.8%"), got[0].Why)
+	assert.Equal(t, got[1].After, "skip")
+	assert.Assert(t, strings.HasPrefix(got[1].Why, "watch_none_n1 watch cpu-insn/op: variability gate"), got[1].Why)
+}

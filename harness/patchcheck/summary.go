@@ -118,7 +118,8 @@ func (r *Result) WriteText(w io.Writer) error {
 			for _, g := range r.CostGates {
 				fmt.Fprintf(&b, "    %s %s", g.After, g.Path)
 				if g.Why != "" {
-					fmt.Fprintf(&b, ": %s", oneLine(g.Why))
+					// Whole: the change of every gated figure and its verdict.
+					fmt.Fprintf(&b, ": %s", strings.Join(strings.Fields(g.Why), " "))
 				}
 				b.WriteString("\n")
 			}
