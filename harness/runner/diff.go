@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -129,8 +130,10 @@ func sortedKeys(m map[string]*Leaf) []string {
 func Why(n *tap.Node) string { return why(n) }
 
 // why is a leaf's reason in one line: its skip reason, else its HINT line,
-// else (for a failure) its last diagnostic, which is the one nearest the
-// result line: what the case saw.
+// else (for a failure) the line where the case says what went wrong about
+// this leaf (the first that starts with the leaf's name: "name (fs): events
+// differ"), else its last diagnostic with words in it, the one nearest the
+// result line (not the closing brace of a dump).
 func why(n *tap.Node) string {
 	if n.Reason != "" {
 		return n.Reason
@@ -140,8 +143,18 @@ func why(n *tap.Node) string {
 			return d
 		}
 	}
-	if n.Status.Failed() && len(n.Diagnostics) > 0 {
-		return n.Diagnostics[len(n.Diagnostics)-1]
+	if !n.Status.Failed() {
+		return ""
+	}
+	for _, d := range n.Diagnostics {
+		if n.Name != "" && strings.HasPrefix(strings.TrimSpace(d), n.Name+" ") {
+			return strings.TrimSpace(d)
+		}
+	}
+	for i := len(n.Diagnostics) - 1; i >= 0; i-- {
+		if strings.IndexFunc(n.Diagnostics[i], unicode.IsLetter) >= 0 {
+			return n.Diagnostics[i]
+		}
 	}
 	return ""
 }

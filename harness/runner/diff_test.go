@@ -100,3 +100,21 @@ func TestCompareResultsAbsentLeaves(t *testing.T) {
 		t.Errorf("pass -> skip: differs %v, text:\n%s", d.Differs(), b.String())
 	}
 }
+
+// A failing leaf's why is the case's own line about it, not the closing
+// brace of the diff dump it printed last.
+func TestWhyFailureLine(t *testing.T) {
+	n := &tap.Node{Name: "bz215676_fs_exclude_dir_notif.tmpfs", Status: tap.StatusFail, Diagnostics: []string{
+		"fs mark FAN_OPEN|FAN_ONDIR, dir excluded: only the sibling's opens (notif group)",
+		"bz215676_fs_exclude_dir_notif.tmpfs (tmpfs): events differ",
+		"  want: [0] FAN_OPEN /x/sibling",
+		"      }",
+	}}
+	if got, want := Why(n), "bz215676_fs_exclude_dir_notif.tmpfs (tmpfs): events differ"; got != want {
+		t.Errorf("Why = %q, want %q", got, want)
+	}
+	n.Name = "other"
+	if got, want := Why(n), "  want: [0] FAN_OPEN /x/sibling"; got != want {
+		t.Errorf("Why without a named line = %q, want %q", got, want)
+	}
+}
