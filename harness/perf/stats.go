@@ -207,7 +207,7 @@ const minSerialN = 12
 // K = ⌊n^(1/3)⌋ weighted by Bartlett's kernel w_k = 1 - k/(K+1) (the Newey-West
 // estimator, which is never negative). 1 for independent values on average; at
 // least 1 (dependence is only ever allowed to widen an interval); 1 for fewer than
-// minSerialN values or a series without spread.
+// minSerialN values, or fewer than minSerialN of them off the median (ties).
 func SerialFactor(xs []float64) float64 {
 	n := len(xs)
 	if n < minSerialN {
@@ -225,7 +225,10 @@ func SerialFactor(xs []float64) float64 {
 		}
 		ss += sg[i] * sg[i]
 	}
-	if ss == 0 {
+	// Values tied with the median (instruction counts: nearly every block
+	// the same) leave too few signs to estimate a correlation from, and
+	// their interval is the tied value already.
+	if ss < minSerialN {
 		return 1
 	}
 	k := int(math.Cbrt(float64(n)))

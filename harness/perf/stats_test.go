@@ -260,6 +260,12 @@ func TestMedianCISerial(t *testing.T) {
 			t.Errorf("φ=%.1f: misses %d (independent) and %d (serial-aware), width ×%.2f; want at least %d, at most %d, at most ×%.2f", c.phi, p, s, w, c.minPlain, c.maxSerial, c.maxWidth)
 		}
 	}
+	// Near-exact counts (instruction count mode): a few blocks off the
+	// tied value, next to each other, must not widen [5,5] to infinity.
+	near := []float64{5, 5, 5, 5, 5, 5, 5, 5, 5.001, 5.001, 5.001, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}
+	if iv := MedianCI(near, conf); iv.Lo != 5 || iv.Hi != 5 {
+		t.Errorf("near-exact values: %+v, want [5,5]", iv)
+	}
 	same := []float64{5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}
 	if iv := MedianCI(same, conf); iv.Lo != 5 || iv.Hi != 5 || SerialFactor(same) != 1 {
 		t.Errorf("exact values: %+v, factor %v; want [5,5] and 1", iv, SerialFactor(same))
