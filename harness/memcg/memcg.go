@@ -81,7 +81,15 @@ func Open(name, mountDir string) (*Group, error) {
 		if err := os.WriteFile(sub, []byte("+memory"), 0); err != nil {
 			return fail(fmt.Errorf("memcg: enabling the memory controller in %s: %w", sub, err))
 		}
-		g.undo = append(g.undo, func() { _ = os.WriteFile(sub, []byte("-memory"), 0) })
+		// Undone only while the root has no other child cgroup: "-memory"
+		// takes the controller away from every child, and one made
+		// meanwhile (another suite's, a service's) would lose its
+		// memory.* files and limits.
+		g.undo = append(g.undo, func() {
+			if !hasChildCgroups(root) {
+				_ = os.WriteFile(sub, []byte("-memory"), 0)
+			}
+		})
 	}
 	g.Dir = filepath.Join(root, name)
 	if err := os.Mkdir(g.Dir, 0o755); err != nil {
@@ -168,6 +176,21 @@ func (g *Group) Remove() error {
 func hasWord(list, w string) bool {
 	for _, x := range strings.Fields(list) {
 		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// hasChildCgroups reports whether the cgroup directory dir has a child
+// cgroup (any subdirectory), or cannot be read.
+func hasChildCgroups(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if e.IsDir() {
 			return true
 		}
 	}
