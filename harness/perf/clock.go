@@ -131,8 +131,11 @@ func ReadClock() ClockInfo {
 	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETRES, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0); e == 0 {
 		c.ResNs = ts.Nano()
 	}
+	// Every probe read, not the first few changes: on a loaded machine a
+	// few successive reads can each be slowed, and the smallest step over
+	// them all is then nearest the clock's own.
 	prev, changes, still := Now(), 0, 0
-	for i := 0; i < clockProbeReads && changes < 16; i++ {
+	for i := 0; i < clockProbeReads; i++ {
 		t := Now()
 		if d := t - prev; d > 0 {
 			if c.StepNs < 0 || d < c.StepNs {
@@ -170,15 +173,15 @@ func (c ClockInfo) String() string {
 const MaxClockFraction = 0.01
 
 // coarseFor returns why the clock cannot time chunks of chunkNs (the median
-// chunk of the warm-up), or "" when it can. A clock that advanced on every
-// read is finer than a read, whatever clock_getres says (without
-// CONFIG_HIGH_RES_TIMERS it gives the tick, 4 ms at HZ=250, for a TSC read
-// to the nanosecond): the time a read takes is in every chunk alike, no
-// rounding of it, so such a clock is never too coarse.
+// chunk of the warm-up), or "" when it can. For a clock that advanced on
+// every read, clock_getres does not count (without CONFIG_HIGH_RES_TIMERS
+// it gives the tick, 4 ms at HZ=250, for a TSC read to the nanosecond): its
+// step is at most the smallest step seen over all the probe's reads (a
+// read's cost, or the clock's own granularity, acpi_pm's 279 ns).
 func (c ClockInfo) coarseFor(chunkNs float64) string {
 	step := max(c.ResNs, c.StepNs)
-	if c.EveryRead && chunkNs > 0 {
-		return ""
+	if c.EveryRead {
+		step = c.StepNs
 	}
 	switch {
 	case c.StepNs < 0:

@@ -290,8 +290,16 @@ func TestClockCoarse(t *testing.T) {
 	}
 	// A fine clock read on a loaded machine: every read advanced it, by 89 ns
 	// at least (the read's own cost), against a chunk of 6670 ns.
-	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 89, EveryRead: true}).coarseFor(6670); why != "" {
-		t.Errorf("tsc advancing on every read by >= 89 ns, chunk 6670 ns: %q, want no objection", why)
+	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 25, EveryRead: true}).coarseFor(6670); why != "" {
+		t.Errorf("tsc advancing on every read by >= 25 ns, chunk 6670 ns: %q, want no objection", why)
+	}
+	// acpi_pm advances on every (slow) read, in steps of 279 ns: too
+	// coarse for a 6670 ns chunk, fine for a 100 µs one.
+	if why := (ClockInfo{Source: "acpi_pm", ResNs: 1, StepNs: 279, EveryRead: true}).coarseFor(6670); !strings.Contains(why, "too coarse") {
+		t.Errorf("acpi_pm against a 6670 ns chunk: %q, want too coarse", why)
+	}
+	if why := (ClockInfo{Source: "acpi_pm", ResNs: 1, StepNs: 279, EveryRead: true}).coarseFor(100000); why != "" {
+		t.Errorf("acpi_pm against a 100 µs chunk: %q", why)
 	}
 	// A TSC read to the nanosecond on a kernel without high-resolution
 	// timers: clock_getres says 4 ms (the tick), every read advanced it.

@@ -231,6 +231,17 @@ func SerialFactor(xs []float64) float64 {
 	if ss < minSerialN {
 		return 1
 	}
+	// Centred: with ties at the median the signs do not average to 0,
+	// and an uncentred series would read that offset as correlation.
+	var mean float64
+	for _, v := range sg {
+		mean += v / float64(n)
+	}
+	ss = 0
+	for i := range sg {
+		sg[i] -= mean
+		ss += sg[i] * sg[i]
+	}
 	k := int(math.Cbrt(float64(n)))
 	tau := 1.0
 	for lag := 1; lag <= k; lag++ {
