@@ -423,3 +423,29 @@ func TestByString(t *testing.T) {
 		t.Errorf("ByString one = %q", got)
 	}
 }
+
+// A file missing from one per-binary snapshot is counted from the last one
+// that has it; positions sort by number.
+func TestAttributeBinariesMissingFile(t *testing.T) {
+	prof := func(count int64) *Profile {
+		return &Profile{Files: map[string]*File{"fs/notify/mark.c": {Path: "fs/notify/mark.c", Lines: map[int]*Line{10: {Count: count}}}}}
+	}
+	p := prof(9)
+	boot := prof(1)
+	missing := &Profile{Files: map[string]*File{}}
+	p.AttributeBinaries(boot, []*Profile{prof(4), missing, prof(9)}, []string{"a", "b", "c"})
+	by := p.Files["fs/notify/mark.c"].Lines[10].By
+	if len(by) != 2 || by["a"] != 3 || by["c"] != 5 {
+		t.Errorf("By = %v, want a 3, c 5", by)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"99-x", "100-y", "07-z"} {
+		if err := os.MkdirAll(filepath.Join(dir, BinSnapshots, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snaps, err := BinarySnapshots(dir)
+	if err != nil || len(snaps) != 3 || snaps[0].Binary != "z" || snaps[1].Binary != "x" || snaps[2].Binary != "y" {
+		t.Errorf("BinarySnapshots = %+v, %v; want z, x, y", snaps, err)
+	}
+}

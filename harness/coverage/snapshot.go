@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -76,14 +77,19 @@ func BinarySnapshots(gcda string) ([]BinarySnapshot, error) {
 		return nil, fmt.Errorf("coverage: %w", err)
 	}
 	var out []BinarySnapshot
+	order := map[string]int{}
 	for _, e := range ents {
 		pos, name, ok := strings.Cut(e.Name(), "-")
-		if !e.IsDir() || !ok || strings.Trim(pos, "0123456789") != "" {
+		n, err := strconv.Atoi(pos)
+		if !e.IsDir() || !ok || err != nil {
 			continue
 		}
-		out = append(out, BinarySnapshot{Binary: name, Dir: filepath.Join(gcda, BinSnapshots, e.Name())})
+		d := filepath.Join(gcda, BinSnapshots, e.Name())
+		order[d] = n
+		out = append(out, BinarySnapshot{Binary: name, Dir: d})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	// By the position number, not the name: 100 sorts before 99.
+	sort.Slice(out, func(i, j int) bool { return order[out[i].Dir] < order[out[j].Dir] })
 	return out, nil
 }
 
@@ -91,18 +97,25 @@ func BinarySnapshots(gcda string) ([]BinarySnapshot, error) {
 // the counters after each binary minus those after the one before (the
 // first against before, the snapshot taken when the runner started), so a
 // line's By names every binary during which it ran, and how often.
+//
+// A file missing from a snapshot (a copy that failed) is taken from the
+// last snapshot that has it, so its counts are never credited in full to
+// the next binary.
 func (p *Profile) AttributeBinaries(before *Profile, snaps []*Profile, names []string) {
-	prev := before
+	last := map[string]*File{}
+	if before != nil {
+		for path, f := range before.Files {
+			last[path] = f
+		}
+	}
 	for i, cur := range snaps {
 		for path, f := range p.Files {
 			cf := cur.Files[path]
 			if cf == nil {
 				continue
 			}
-			var pf *File
-			if prev != nil {
-				pf = prev.Files[path]
-			}
+			pf := last[path]
+			last[path] = cf
 			for n, l := range f.Lines {
 				c := cf.Lines[n]
 				if c == nil {
@@ -120,7 +133,6 @@ func (p *Profile) AttributeBinaries(before *Profile, snaps []*Profile, names []s
 				}
 			}
 		}
-		prev = cur
 	}
 }
 

@@ -157,9 +157,9 @@ func Covered(d *coverage.LineData, sums map[string]string, m *Mutant) (ran, ok b
 // data with per-binary counts (make coverage's lines.json "by"): ok is
 // false when the data cannot say (Covered's reasons, no per-binary counts,
 // or the line also ran at boot, before any binary). Until the mutated line
-// first runs the mutant kernel does what the unmutated one does, so a
-// binary during which the line never ran sees no difference in its own
-// run; run on their own, the binaries that ran it are where it shows.
+// first runs the mutant kernel does what the unmutated one does, so the
+// binaries that run before the first of these see no difference; Narrow
+// keeps that one and every binary after it.
 func RanBy(d *coverage.LineData, sums map[string]string, m *Mutant) (bins []string, ok bool) {
 	if _, known := Covered(d, sums, m); !known {
 		return nil, false

@@ -72,8 +72,9 @@ type Result struct {
 	RunSeconds   float64 `json:"run_seconds,omitempty"`
 	// Stages is how many of the baseline's stages it ran (0: unstaged).
 	Stages int `json:"stages_run,omitempty"`
-	// RanBy are the binaries that ran its line (RanBy), the only ones it
-	// was run on; empty when the line data could not say (all were).
+	// RanBy are the binaries that ran its line (RanBy); it was run on them
+	// and on every binary after the first of them (Narrow); empty when the
+	// line data could not say (all were).
 	RanBy []string `json:"ran_by,omitempty"`
 }
 
@@ -184,7 +185,7 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 			r.Listed = listed
 			stages := base.Stages
 			if bins, ok := RanBy(cfg.Lines, sums, &m); ok && len(stages) > 0 {
-				stages = Narrow(stages, bins)
+				stages = Narrow(stages, bins, RunOrder(baseRes))
 				r.RanBy = bins
 			}
 			if err := cfg.one(ctx, baseRes, stages, &r, timeout); err != nil {

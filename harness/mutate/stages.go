@@ -96,15 +96,34 @@ func (s Stage) String() string {
 	return fmt.Sprintf("%d binaries (%.0f %% of the baseline's binary time)", len(s.Binaries), 100*s.Share)
 }
 
-// Narrow keeps of each stage only the binaries in keep, dropping stages
-// left empty; when none of keep is in any stage (line data from another
-// set of binaries) it returns the stages unchanged.
-func Narrow(stages []Stage, keep []string) []Stage {
+// Narrow keeps of each stage the binaries that run, in order (the
+// baseline's run order), at or after the first binary of keep: kernel
+// state carries over from one binary to the next (a leaked reference, a
+// corrupted list, deferred work counted against the next binary), so a
+// binary after the first that ran the mutated line may be the one that
+// shows it, while one before it runs an unmutated kernel in effect.
+// Stages left empty are dropped; when none of keep is in order (line
+// data from another set of binaries) the stages are returned unchanged.
+func Narrow(stages []Stage, keep, order []string) []Stage {
+	first := -1
+	for i, b := range order {
+		if slices.Contains(keep, b) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return stages
+	}
+	from := map[string]bool{}
+	for _, b := range order[first:] {
+		from[b] = true
+	}
 	var out []Stage
 	for _, st := range stages {
 		var bins []string
 		for _, b := range st.Binaries {
-			if slices.Contains(keep, b) {
+			if from[b] {
 				bins = append(bins, b)
 			}
 		}
@@ -115,6 +134,17 @@ func Narrow(stages []Stage, keep []string) []Stage {
 	}
 	if len(out) == 0 {
 		return stages
+	}
+	return out
+}
+
+// RunOrder is the order the baseline ran its binaries in.
+func RunOrder(base *runner.Results) []string {
+	var out []string
+	for _, c := range base.Root.Children {
+		if c.Name != "" {
+			out = append(out, c.Name)
+		}
 	}
 	return out
 }

@@ -69,9 +69,11 @@ func TestSelectsBinaries(t *testing.T) {
 
 func TestNarrow(t *testing.T) {
 	stages := []Stage{{Binaries: []string{"fanotify_api", "inotify_api"}, Share: 0.3}, {Binaries: []string{"fanotify_ignore", "fsnotify_explore"}, Share: 0.7}}
-	got := Narrow(stages, []string{"inotify_api", "fsnotify_explore"})
+	order := []string{"fanotify_api", "fanotify_ignore", "fsnotify_explore", "inotify_api"}
+	// The line ran in fsnotify_explore only: it and every later binary.
+	got := Narrow(stages, []string{"fsnotify_explore"}, order)
 	assert.DeepEqual(t, got, []Stage{{Binaries: []string{"inotify_api"}, Share: 0.3}, {Binaries: []string{"fsnotify_explore"}, Share: 0.7}})
-	got = Narrow(stages, []string{"fanotify_api"})
-	assert.DeepEqual(t, got, []Stage{{Binaries: []string{"fanotify_api"}, Share: 0.3}})
-	assert.DeepEqual(t, Narrow(stages, []string{"other"}), stages)
+	// In the first binary: everything.
+	assert.DeepEqual(t, Narrow(stages, []string{"fanotify_api"}, order), stages)
+	assert.DeepEqual(t, Narrow(stages, []string{"other"}, order), stages)
 }
