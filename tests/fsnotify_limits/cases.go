@@ -66,12 +66,6 @@ var cases = []harness.Case{
 		Needs: []*feature.Feature{unprivFanotify},
 		Run:   func(t *harness.T) { checkLimit(t, "fanotify_marks") },
 	},
-	{
-		Name:     "kernel_memory_released",
-		Doc:      "a fanotify group, a group with a mark and a queued event, an inotify instance with a watch and a queued event: made and closed one by one (8192 groups, 256 with marks) in a private memory cgroup, they leave no kernel memory charged to it",
-		Subtests: memObjectNames(),
-		Run:      kernelMemoryReleased,
-	},
 }
 
 // checkLimit runs the child for limit kind in a new user namespace and checks
