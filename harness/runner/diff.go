@@ -130,10 +130,10 @@ func sortedKeys(m map[string]*Leaf) []string {
 func Why(n *tap.Node) string { return why(n) }
 
 // why is a leaf's reason in one line: its skip reason, else its HINT line,
-// else (for a failure) the line where the case says what went wrong about
-// this leaf (the first that starts with the leaf's name: "name (fs): events
-// differ"), else its last diagnostic with words in it, the one nearest the
-// result line (not the closing brace of a dump).
+// else (for a failure) the last line the case wrote itself (not indented:
+// "name (fs): events differ" before its dump, an Errorf after a log line),
+// else the line that names the leaf, else its last diagnostic with words
+// in it (not the closing brace of a dump).
 func why(n *tap.Node) string {
 	if n.Reason != "" {
 		return n.Reason
@@ -145,6 +145,12 @@ func why(n *tap.Node) string {
 	}
 	if !n.Status.Failed() {
 		return ""
+	}
+	for i := len(n.Diagnostics) - 1; i >= 0; i-- {
+		d := n.Diagnostics[i]
+		if d != "" && d[0] != ' ' && d[0] != '\t' && strings.IndexFunc(d, unicode.IsLetter) >= 0 {
+			return d
+		}
 	}
 	for _, d := range n.Diagnostics {
 		if n.Name != "" && strings.HasPrefix(strings.TrimSpace(d), n.Name+" ") {

@@ -113,8 +113,17 @@ func TestWhyFailureLine(t *testing.T) {
 	if got, want := Why(n), "bz215676_fs_exclude_dir_notif.tmpfs (tmpfs): events differ"; got != want {
 		t.Errorf("Why = %q, want %q", got, want)
 	}
-	n.Name = "other"
+	// A log line first, the failure last: the failure.
+	m := &tap.Node{Name: "kernel_memory_released_fanotify_group", Status: tap.StatusFail, Diagnostics: []string{
+		"kernel_memory_released_fanotify_group (tmpfs): control: 32 objects held at once charged 65032 bytes",
+		"after 8192 objects made and closed one by one: 8487168 bytes still charged",
+		"8192 fanotify_group objects made and closed one at a time left 8487168 bytes charged, want under 524288",
+	}}
+	if got, want := Why(m), m.Diagnostics[2]; got != want {
+		t.Errorf("Why after a log line = %q, want %q", got, want)
+	}
+	n.Diagnostics = []string{"  want: [0] FAN_OPEN /x/sibling", "      }"}
 	if got, want := Why(n), "  want: [0] FAN_OPEN /x/sibling"; got != want {
-		t.Errorf("Why without a named line = %q, want %q", got, want)
+		t.Errorf("Why with indented lines only = %q, want %q", got, want)
 	}
 }
