@@ -49,6 +49,7 @@ type Group struct {
 // cgroup2 is mounted when no hierarchy with the memory controller is.
 func Open(name, mountDir string) (*Group, error) {
 	if own, _, ok := cgroupfs.Dir(0, "memory"); ok {
+		SweepStale(own)
 		g := &Group{Dir: filepath.Join(own, name), V1: true}
 		if err := os.Mkdir(g.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("memcg: %w", err)
@@ -91,6 +92,7 @@ func Open(name, mountDir string) (*Group, error) {
 			}
 		})
 	}
+	SweepStale(root)
 	g.Dir = filepath.Join(root, name)
 	if err := os.Mkdir(g.Dir, 0o755); err != nil {
 		g.Dir = ""
@@ -195,4 +197,31 @@ func hasChildCgroups(dir string) bool {
 		}
 	}
 	return false
+}
+
+// StalePrefix starts the name of every group the suite makes
+// ("fsnsuite-memcg-PID-..."), so that SweepStale can find those of a
+// process that was killed before it removed them.
+const StalePrefix = "fsnsuite-memcg-"
+
+// SweepStale removes the groups under dir that a process no longer alive
+// made (killed at a deadline, its Remove never ran) and that hold no
+// process; their charges stay with the kernel's offline memcg.
+func SweepStale(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), StalePrefix)
+		if !e.IsDir() || !ok {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || unix.Kill(pid, 0) == nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			continue
+		}
+		_ = unix.Rmdir(filepath.Join(dir, e.Name()))
+	}
 }

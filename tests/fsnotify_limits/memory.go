@@ -197,7 +197,7 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 		}
 	}
 	mnt := t.TempDir()
-	g, err := memcg.Open(fmt.Sprintf("fsnsuite-memcg-%d-%s", os.Getpid(), o.name), mnt)
+	g, err := memcg.Open(fmt.Sprintf("%s%d-%s", memcg.StalePrefix, os.Getpid(), o.name), mnt)
 	if errors.Is(err, memcg.ErrNoMemcg) {
 		t.Skipf("%v", err)
 	}
