@@ -11,12 +11,6 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
 )
 
-// TestRunSnapshots drives fsncov as make coverage does, on a tiny program
-// built like fs/notify (source tree and build directory apart, --coverage):
-// run once (the "boot" snapshot), run again on the other path (the "suite"
-// snapshot: gcov adds to the .gcda), then report with a patch touching both
-// functions. From the program's source: the suite ran b() only; a() ran at
-// boot only.
 // gcovProg builds the test program and returns the tree, the build
 // directory, the gcda directory, a shell runner in the build directory and
 // a snapshot taker (the counters so far, as the guest copies them, under
@@ -63,21 +57,35 @@ func gcovProg(t *testing.T) (root, src, build, gcda string, sh func(string), sna
 	return root, src, build, gcda, sh, snap
 }
 
+// report runs fsncov on the snapshots with a patch that changes both of
+// the program's functions, and returns the report and the lines.json path.
+func report(t *testing.T, root, src, build, gcda string, functions bool) (*strings.Builder, string) {
+	t.Helper()
+	patch := filepath.Join(root, "patch.diff")
+	if err := os.WriteFile(patch, []byte("--- a/fs/notify/group.c\n+++ b/fs/notify/group.c\n@@ -1,2 +1,2 @@\n-x\n-y\n+int a(void) { return 1; }\n+int b(void) { return 2; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &strings.Builder{}
+	lines := filepath.Join(root, "lines.json")
+	if err := run(out, build, src, gcda, patch, "gcov", lines, functions); err != nil {
+		t.Fatal(err)
+	}
+	return out, lines
+}
+
+// TestRunSnapshots drives fsncov as make coverage does, on a tiny program
+// built like fs/notify (source tree and build directory apart, --coverage):
+// run once (the "boot" snapshot), run again on the other path (the "suite"
+// snapshot: gcov adds to the .gcda), then report with a patch touching both
+// functions. From the program's source: the suite ran b() only; a() ran at
+// boot only.
 func TestRunSnapshots(t *testing.T) {
 	root, src, build, gcda, sh, snap := gcovProg(t)
 	sh("./prog")
 	snap("boot")
 	sh("./prog suite")
 	snap("suite")
-	patch := filepath.Join(root, "patch.diff")
-	if err := os.WriteFile(patch, []byte("--- a/fs/notify/group.c\n+++ b/fs/notify/group.c\n@@ -1,2 +1,2 @@\n-x\n-y\n+int a(void) { return 1; }\n+int b(void) { return 2; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	lines := filepath.Join(root, "lines.json")
-	if err := run(&out, build, src, gcda, patch, "gcov", lines, true); err != nil {
-		t.Fatal(err)
-	}
+	out, lines := report(t, root, src, build, gcda, true)
 	f, err := os.Open(lines)
 	if err != nil {
 		t.Fatal(err)
@@ -116,15 +124,7 @@ func TestRunBinarySnapshots(t *testing.T) {
 	sh("./prog")
 	snap("bin/01-beta")
 	snap("suite")
-	patch := filepath.Join(root, "patch.diff")
-	if err := os.WriteFile(patch, []byte("--- a/fs/notify/group.c\n+++ b/fs/notify/group.c\n@@ -1,2 +1,2 @@\n-x\n-y\n+int a(void) { return 1; }\n+int b(void) { return 2; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	lines := filepath.Join(root, "lines.json")
-	if err := run(&out, build, src, gcda, patch, "gcov", lines, false); err != nil {
-		t.Fatal(err)
-	}
+	out, lines := report(t, root, src, build, gcda, false)
 	for _, want := range []string{
 		"fs/notify/group.c:1: executed (1 times, in a; by beta 1)",
 		"fs/notify/group.c:2: executed (1 times, in b; by alpha 1)",
