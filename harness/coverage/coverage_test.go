@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -447,5 +448,19 @@ func TestAttributeBinariesMissingFile(t *testing.T) {
 	snaps, err := BinarySnapshots(dir)
 	if err != nil || len(snaps) != 3 || snaps[0].Binary != "z" || snaps[1].Binary != "x" || snaps[2].Binary != "y" {
 		t.Errorf("BinarySnapshots = %+v, %v; want z, x, y", snaps, err)
+	}
+}
+
+func TestBinarySnapshotsFailed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, BinSnapshots, "00-a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, BinSnapshots, SnapshotFailed), []byte("after a: EIO\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := BinarySnapshots(dir)
+	if !errors.Is(err, ErrSnapshotsIncomplete) || snaps != nil || !strings.Contains(err.Error(), "after a: EIO") {
+		t.Errorf("BinarySnapshots = %v, %v; want ErrSnapshotsIncomplete naming the failure", snaps, err)
 	}
 }

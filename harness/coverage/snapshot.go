@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -65,10 +66,21 @@ type BinarySnapshot struct {
 	Binary, Dir string
 }
 
+// SnapshotFailed is the file the runner writes into the snapshots
+// directory when a per-binary snapshot could not be taken: the per-binary
+// counts are then not given at all.
+const SnapshotFailed = "snapshot-failed"
+
+// ErrSnapshotsIncomplete is BinarySnapshots' error when a snapshot failed.
+var ErrSnapshotsIncomplete = errors.New("coverage: a per-binary snapshot failed")
+
 // BinarySnapshots lists the per-binary snapshots under gcda/bin in run
 // order (none when the run took none: an older guest, or -j without
 // them).
 func BinarySnapshots(gcda string) ([]BinarySnapshot, error) {
+	if b, err := os.ReadFile(filepath.Join(gcda, BinSnapshots, SnapshotFailed)); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrSnapshotsIncomplete, strings.TrimSpace(string(b)))
+	}
 	ents, err := os.ReadDir(filepath.Join(gcda, BinSnapshots))
 	if os.IsNotExist(err) {
 		return nil, nil

@@ -16,6 +16,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -73,7 +74,9 @@ func run(w io.Writer, build, src, gcda, diff, gcov, lines string, functions bool
 	// Per-binary snapshots (a runner that ran one binary at a time):
 	// each line's count by binary.
 	snaps, err := coverage.BinarySnapshots(gcda)
-	if err != nil {
+	if errors.Is(err, coverage.ErrSnapshotsIncomplete) {
+		fmt.Fprintf(w, "no per-binary counts: %v\n\n", err)
+	} else if err != nil {
 		return err
 	}
 	if len(snaps) > 0 {

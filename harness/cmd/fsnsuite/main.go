@@ -325,6 +325,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			to := filepath.Join(dir, fmt.Sprintf("%02d-%s", pos, b.Name))
 			if _, err := coverage.Snapshot(coverage.GcovDebugfs, to); err != nil {
 				fmt.Fprintf(stderr, "fsnsuite: gcov snapshot after %s: %v\n", b.Name, err)
+				// fsncov then gives no per-binary counts rather than wrong ones.
+				msg := fmt.Sprintf("after %s: %v\n", b.Name, err)
+				if werr := os.WriteFile(filepath.Join(dir, coverage.SnapshotFailed), []byte(msg), 0o644); werr != nil {
+					fmt.Fprintf(stderr, "fsnsuite: %v\n", werr)
+				}
 			}
 		}
 	}
