@@ -10,7 +10,8 @@
 // for a mark with an ignore mask that does not survive modification, and fsnotify()
 // returns at once for other marks. So:
 //   - an inotify IN_DELETE_SELF watch, a fanotify FAN_DELETE_SELF mark and a legacy
-//     ignore mask with FAN_MARK_IGNORED_SURV_MODIFY must cost at most 3%;
+//     ignore mask with FAN_MARK_IGNORED_SURV_MODIFY must cost at most 10% (see
+//     maxOverhead);
 //   - a legacy ignore mask without SURV_MODIFY keeps FS_MODIFY in the interest mask on
 //     purpose (the write must clear the ignore mask): its cost is reported, not gated.
 package main
@@ -37,10 +38,24 @@ const suite = "perf_modify_overhead"
 // 3.5 ms here); -profile full multiplies it.
 const opsPerRun = 2000
 
-// maxOverhead is the gate: a mark that does not want FS_MODIFY costs at most 3%.
-const maxOverhead = 1.03
+// maxOverhead is the gate: a mark that does not want FS_MODIFY costs at most 10%.
+//
+// Derived from the two costs it separates, not from a run: on a correct kernel
+// the marked and the unmarked write take the same path (fsnotify() returns on
+// the interest mask before any mark is looked at), so the ratio is 1 plus
+// noise; before 04e317ba72d0 every write took the srcu read lock and walked the
+// marks, "~25% longer" with a mark (seed 002, the cover letter of the series
+// with the fix, ioloop), which is what
+// fanotify_ignore_legacy still measures here on purpose (1.20-1.25). 10% lies
+// between the two with room on both sides. The earlier 3% was within two
+// interval half-widths of a correct kernel at a load of 4 on 2 cores (ratios
+// 0.99-1.01 with half-widths up to 0.018): noise could have failed it.
+const maxOverhead = 1.10
 
 var fix = &harness.Fix{Commit: "04e317ba72d0", Subject: "fsnotify: optimize FS_MODIFY events with no ignored masks"}
+
+// pct formats a ratio gate as the overhead it allows ("10%").
+func pct(max float64) string { return fmt.Sprintf("%.0f%%", 100*(max-1)) }
 
 const gateWhy = "gate: since 04e317ba72d0 FS_MODIFY is not in the object's interest mask for this mark, so fsnotify() returns before walking marks"
 
@@ -49,12 +64,12 @@ func main() {
 		Name:        suite,
 		Timeout:     perf.CaseTimeout,
 		Flags:       perf.Flags.Register,
-		Doc:         "1-byte pwrite loop on tmpfs: a mark that does not ask for FS_MODIFY costs at most 3% over no mark",
+		Doc:         fmt.Sprintf("1-byte pwrite loop on tmpfs: a mark that does not ask for FS_MODIFY costs at most %s over no mark", pct(maxOverhead)),
 		Filesystems: []string{"tmpfs"},
 		Cases: []harness.Case{
 			{
 				Name:  "inotify_delete_self",
-				Doc:   "an IN_DELETE_SELF watch on the written file costs <= 3% per write",
+				Doc:   fmt.Sprintf("an IN_DELETE_SELF watch on the written file costs <= %s per write", pct(maxOverhead)),
 				Needs: []*feature.Feature{feature.Inotify},
 				Fix:   fix,
 				Run: func(t *harness.T) {
@@ -70,7 +85,7 @@ func main() {
 			},
 			{
 				Name:  "fanotify_delete_self",
-				Doc:   "a FAN_DELETE_SELF inode mark on the written file costs <= 3% per write",
+				Doc:   fmt.Sprintf("a FAN_DELETE_SELF inode mark on the written file costs <= %s per write", pct(maxOverhead)),
 				Needs: []*feature.Feature{feature.Fanotify, feature.ReportFID},
 				Fix:   fix,
 				Run: func(t *harness.T) {
@@ -87,7 +102,7 @@ func main() {
 			},
 			{
 				Name:  "fanotify_ignore_surv_modify",
-				Doc:   "a legacy ignore mask with FAN_MARK_IGNORED_SURV_MODIFY costs <= 3% per write",
+				Doc:   fmt.Sprintf("a legacy ignore mask with FAN_MARK_IGNORED_SURV_MODIFY costs <= %s per write", pct(maxOverhead)),
 				Needs: []*feature.Feature{feature.Fanotify},
 				Fix:   fix,
 				Run: func(t *harness.T) {

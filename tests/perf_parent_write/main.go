@@ -45,15 +45,15 @@ func cases() []harness.Case {
 		n := n
 		out = append(out, harness.Case{
 			Name: fmt.Sprintf("other_none_n%d", n),
-			Doc: fmt.Sprintf("%d client(s): a watch on another directory of the filesystem costs the writes <= 5%% "+
-				"(fsnotify_parent and __fsnotify_parent skip the parent unless DCACHE_FSNOTIFY_PARENT_WATCHED)", n),
+			Doc: fmt.Sprintf("%d client(s): a watch on another directory of the filesystem costs the writes <= %.0f%% "+
+				"(fsnotify_parent and __fsnotify_parent skip the parent unless DCACHE_FSNOTIFY_PARENT_WATCHED)", n, 100*(maxOtherNone-1)),
 			Run: func(t *harness.T) { runOtherNone(t, n) },
 		})
 		if n >= 2 {
 			out = append(out, harness.Case{
 				Name: fmt.Sprintf("shared_private_n%d", n),
-				Doc: fmt.Sprintf("%d clients, other-directory watch present: files in one shared directory cost <= 3%% "+
-					"more than one directory per client (no parent cacheline is touched on the write path)", n),
+				Doc: fmt.Sprintf("%d clients, other-directory watch present: files in one shared directory cost <= %.0f%% "+
+					"more than one directory per client (no parent cacheline is touched on the write path)", n, 100*(maxSharedPrivate-1)),
 				Run: func(t *harness.T) { runSharedPrivate(t, n) },
 			})
 		}

@@ -17,10 +17,14 @@ import (
 )
 
 // maxOtherNone is the other/none gate (see runOtherNone) and maxSharedPrivate the
-// shared/private one (see runSharedPrivate).
+// shared/private one (see runSharedPrivate). Both were re-derived from the
+// kernel path when 5% and 3% proved to lie within two interval half-widths of
+// a correct kernel's ratio at a load of 4 to 7 on 2 cores (other/none 1.026-
+// 1.045, half-widths up to 0.015; shared/private 0.985-1.006, half-widths up
+// to 0.027): a gate there is a flake waiting to block a landing.
 const (
-	maxOtherNone     = 1.05
-	maxSharedPrivate = 1.03
+	maxOtherNone     = 1.08
+	maxSharedPrivate = 1.06
 )
 
 // Sizes of the seed workload (fsnotify_parent_ref_bench.c): 1024 files of 4 KiB
@@ -260,10 +264,11 @@ func runOtherNone(t *harness.T, n int) {
 		Why: fmt.Sprintf("gate other/none <= %.2f: with a watch elsewhere on the filesystem a write enters the out-of-line "+
 			"__fsnotify_parent(), which loads the mount's and the inode's masks and DCACHE_FSNOTIFY_PARENT_WATCHED "+
 			"and returns without touching the parent (include/linux/fsnotify.h fsnotify_parent, fs/notify/fsnotify.c "+
-			"__fsnotify_parent): a call and a few loads, tens of ns on a ~1 µs write. Issue 7 asked for 3%%; that path "+
-			"alone measures 3-4%% here (a watch on another filesystem: 0.0%%), so the gate is the seed's 5%%. A parent "+
-			"reference per write (the patch of seed 004) adds two atomics on top and fails it; shared_private gates "+
-			"that parent cost alone at 3%%", maxOtherNone),
+			"__fsnotify_parent): a call and a few loads, 30-40 ns per write here with the CPU's return-thunk "+
+			"mitigations, 2.6-4.5%% at a load of 4 to 7 (a watch on another filesystem: 0.0%%). The gate leaves room "+
+			"for that call and fails a path that costs about twice as much again (a lock or a walk per write). A "+
+			"parent reference per write (seed 004: +104 instructions, +6.8%%, in instruction count mode) may stay under "+
+			"it in time: -baseline and -vm-icount compare that change, and shared_private gates its contended form", maxOtherNone),
 	}, ""))
 }
 
@@ -283,11 +288,12 @@ func runSharedPrivate(t *harness.T, n int) {
 	shared := b.cond("shared", &b.shared, "", &off)
 	b.check(b.experiment(fmt.Sprintf("shared_private_n%d", n), private, shared, perf.Gate{
 		Metric: perf.CPUNs, Max: maxSharedPrivate,
-		Why: "gate shared/private <= 1.03: the filesystem has a watcher (another directory), so the write path runs " +
-			"fsnotify_parent(); it must not touch the parent dentry unless the parent watches children, so clients " +
-			"in one directory cost what clients in their own directories cost. Same CPU demand on both sides (no " +
-			"listener work), so oversubscribing 2 CPUs affects both equally; a parent reference per write " +
-			"(d_lockref cmpxchg on one cacheline from every CPU) shows here first",
+		Why: fmt.Sprintf("gate shared/private <= %.2f: the filesystem has a watcher (another directory), so the write path runs "+
+			"fsnotify_parent(); it must not touch the parent dentry unless the parent watches children, so clients "+
+			"in one directory cost what clients in their own directories cost. Same CPU demand on both sides (no "+
+			"listener work), so oversubscribing 2 CPUs affects both equally; a parent reference per write "+
+			"(dget_parent() and dput(): two lockref cmpxchg on the one parent's cacheline from every CPU, each a "+
+			"cache-line transfer of tens of ns while the clients run at once, against ~1 µs a write) shows here first", maxSharedPrivate),
 	}, b.other))
 	// The listener has stopped with the experiment: this removal's IN_IGNORED is
 	// not counted (the instance is closed at cleanup).
