@@ -115,6 +115,10 @@ type ClockInfo struct {
 	// then below the cost of one read, and StepNs measures that cost (it
 	// grows on a loaded machine), not the clock's granularity.
 	EveryRead bool `json:"every_read_advanced,omitempty"`
+	// Counted is true in instruction count mode (ICount): the clock is the
+	// guest's executed instructions, so a read that always advances it shows
+	// the read's own instructions, and its unit is one instruction.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // clockProbeReads bounds the reads ReadClock makes to see the clock step.
@@ -148,6 +152,7 @@ func ReadClock() ClockInfo {
 		prev = t
 	}
 	c.EveryRead = changes > 0 && still == 0
+	c.Counted = ICount()
 	return c
 }
 
@@ -164,6 +169,9 @@ func (c ClockInfo) String() string {
 	if c.EveryRead {
 		step += ", every read advanced it"
 	}
+	if c.Counted {
+		step += "; instruction count: its unit is one instruction"
+	}
 	return fmt.Sprintf("clock %s (resolution %d ns, smallest step seen %s)", src, c.ResNs, step)
 }
 
@@ -177,11 +185,17 @@ const MaxClockFraction = 0.01
 // every read, clock_getres does not count (without CONFIG_HIGH_RES_TIMERS
 // it gives the tick, 4 ms at HZ=250, for a TSC read to the nanosecond): its
 // step is at most the smallest step seen over all the probe's reads (a
-// read's cost, or the clock's own granularity, acpi_pm's 279 ns).
+// read's cost, or the clock's own granularity, acpi_pm's 279 ns). In
+// instruction count mode such a clock counts instructions one by one: the
+// smallest step is the instructions of a read (110 on Debian's 6.1), which
+// every chunk's reads add alike on both sides, so its step is 1.
 func (c ClockInfo) coarseFor(chunkNs float64) string {
 	step := max(c.ResNs, c.StepNs)
 	if c.EveryRead {
 		step = c.StepNs
+		if c.Counted {
+			step = 1
+		}
 	}
 	switch {
 	case c.StepNs < 0:

@@ -306,6 +306,19 @@ func TestClockCoarse(t *testing.T) {
 	if why := (ClockInfo{Source: "tsc", ResNs: 4000000, StepNs: 118, EveryRead: true}).coarseFor(191909); why != "" {
 		t.Errorf("tsc without HIGH_RES_TIMERS, every read advancing: %q, want no objection", why)
 	}
+	// Instruction count mode: a vDSO read is 110 instructions, every read
+	// advances the count, and a 9588-instruction chunk (perf_watch_add's
+	// add_cached_100k on a minimal 6.1) is measured; a count that never
+	// advanced still is not.
+	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 110, EveryRead: true, Counted: true}).coarseFor(9588); why != "" {
+		t.Errorf("instruction count, reads of 110 instructions, chunk 9588: %q, want no objection", why)
+	}
+	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: 110, EveryRead: true}).coarseFor(9588); !strings.Contains(why, "too coarse") {
+		t.Errorf("time, steps of 110 ns, chunk 9588 ns: %q, want too coarse", why)
+	}
+	if why := (ClockInfo{Source: "tsc", ResNs: 1, StepNs: -1, Counted: true}).coarseFor(9588); !strings.Contains(why, "did not advance") {
+		t.Errorf("instruction count that never advanced: %q, want did not advance", why)
+	}
 	if why := (ClockInfo{Source: "refined-jiffies", ResNs: 4000000, StepNs: 4000000}).coarseFor(191909); !strings.Contains(why, "too coarse") {
 		t.Errorf("refined-jiffies: %q, want too coarse", why)
 	}
