@@ -31,7 +31,8 @@ const (
 	BuildFailed Outcome = "build-failed"
 	// NotCovered: the line never runs (coverage data): not run.
 	NotCovered Outcome = "not-covered"
-	// Equivalent: listed in the equivalents file: not run.
+	// Equivalent: listed in the equivalents file, or compiled to the same
+	// object code as the unmutated source (SameObjects): not run.
 	Equivalent Outcome = "equivalent"
 )
 

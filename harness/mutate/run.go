@@ -55,6 +55,10 @@ type Config struct {
 	NoStages bool
 	// Log receives progress lines.
 	Log io.Writer
+
+	// baseObjects are the sha256 sums of fs/notify's objects in Build
+	// after the unmutated build (ObjectSums), for SameObjects.
+	baseObjects map[string]string
 }
 
 // Result is one mutant's fate.
@@ -132,6 +136,9 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return nil, nil, fmt.Errorf("mutate: the unmutated kernel does not build: %w\n%s", err, tail(out, 20))
 	}
 	base.BuildSeconds = time.Since(start).Seconds()
+	if cfg.baseObjects, err = ObjectSums(cfg.Build); err != nil {
+		return nil, nil, err
+	}
 	cfg.logf("unmutated kernel built in %.0fs; running the suite on it (the baseline)", base.BuildSeconds)
 	rr, err := cfg.runSuite(ctx, base.Dir, 0)
 	if err != nil {
@@ -247,6 +254,12 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 		r.Outcome, r.Reason = BuildFailed, firstError(out)
 		return nil
 	}
+	if same, err := c.sameObjects(); err != nil {
+		return err
+	} else if same {
+		r.Outcome, r.Reason = Equivalent, SameObjectsReason
+		return nil
+	}
 	runs := [][]string{nil}
 	timeouts := []time.Duration{timeout}
 	if len(stages) > 0 {
@@ -285,6 +298,65 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 		return fmt.Errorf("mutate: %w", err)
 	}
 	return nil
+}
+
+// SameObjectsReason is the reason of a mutant found equivalent because the
+// compiler made the same code of it (SameObjects).
+const SameObjectsReason = "compiled to the same object code as the unmutated source: every object of fs/notify in the build is byte for byte the one of the unmutated kernel (trivial compiler equivalence), so no run can tell the two kernels apart"
+
+// ObjectSums returns the sha256 of every object file (*.o) under
+// build/fs/notify, by path relative to build. Every mutated line is in
+// fs/notify (a .c file, or a header there that only fs/notify includes), so
+// these are the objects a mutant can change.
+func ObjectSums(build string) (map[string]string, error) {
+	sums := map[string]string{}
+	root := filepath.Join(build, "fs", "notify")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".o") {
+			return err
+		}
+		sum, err := FileSum(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(build, path)
+		sums[rel] = sum
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mutate: objects of fs/notify in %s: %w", build, err)
+	}
+	if len(sums) == 0 {
+		return nil, fmt.Errorf("mutate: no object file under %s: is %s the build directory?", root, build)
+	}
+	return sums, nil
+}
+
+// SameObjects reports whether two ObjectSums are equal: the same objects,
+// each with the same content.
+func SameObjects(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sameObjects reports whether the mutant just built compiled to the
+// unmutated kernel's fs/notify objects (false when no base was recorded).
+func (c *Config) sameObjects() (bool, error) {
+	if len(c.baseObjects) == 0 {
+		return false, nil
+	}
+	now, err := ObjectSums(c.Build)
+	if err != nil {
+		return false, err
+	}
+	return SameObjects(c.baseObjects, now), nil
 }
 
 // apply writes the mutated file into the source copy as a new file (the

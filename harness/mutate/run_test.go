@@ -48,3 +48,60 @@ func TestApplyRestoreHardLinks(t *testing.T) {
 	m.Orig = "something else"
 	assert.ErrorContains(t, c.apply(&m), "is not the line mutant")
 }
+
+// Trivial compiler equivalence: a mutant whose build leaves every object of
+// fs/notify as the unmutated build made it is equivalent; one changed, added
+// or missing object is not.
+func TestSameObjects(t *testing.T) {
+	build := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(build, rel)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write("fs/notify/mark.o", "mark")
+	write("fs/notify/fanotify/fanotify.o", "fanotify")
+	write("fs/notify/built-in.a", "archive")
+	write("fs/ext4/inode.o", "ext4")
+
+	c := &Config{Build: build}
+	base, err := ObjectSums(build)
+	assert.NilError(t, err)
+	assert.Equal(t, len(base), 2, "only fs/notify's *.o: %v", base)
+	c.baseObjects = base
+	same, err := c.sameObjects()
+	assert.NilError(t, err)
+	assert.Assert(t, same, "nothing rebuilt differently")
+
+	// Outside fs/notify or not an object: still the same.
+	write("fs/ext4/inode.o", "ext4 rebuilt")
+	write("fs/notify/built-in.a", "archive relinked")
+	same, err = c.sameObjects()
+	assert.NilError(t, err)
+	assert.Assert(t, same)
+
+	write("fs/notify/fanotify/fanotify.o", "fanotify mutated")
+	same, err = c.sameObjects()
+	assert.NilError(t, err)
+	assert.Assert(t, !same, "a changed object")
+
+	write("fs/notify/fanotify/fanotify.o", "fanotify")
+	write("fs/notify/extra.o", "new")
+	same, err = c.sameObjects()
+	assert.NilError(t, err)
+	assert.Assert(t, !same, "an object more")
+
+	// No base recorded (nothing to compare with): never equivalent.
+	c.baseObjects = nil
+	same, err = c.sameObjects()
+	assert.NilError(t, err)
+	assert.Assert(t, !same)
+
+	_, err = ObjectSums(t.TempDir())
+	assert.ErrorContains(t, err, "objects of fs/notify")
+	empty := t.TempDir()
+	assert.NilError(t, os.MkdirAll(filepath.Join(empty, "fs/notify"), 0o755))
+	_, err = ObjectSums(empty)
+	assert.ErrorContains(t, err, "no object file")
+}
