@@ -302,7 +302,7 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 
 // SameObjectsReason is the reason of a mutant found equivalent because the
 // compiler made the same code of it (SameObjects).
-const SameObjectsReason = "compiled to the same object code as the unmutated source: every object of fs/notify in the build is byte for byte the one of the unmutated kernel (trivial compiler equivalence), so no run can tell the two kernels apart"
+const SameObjectsReason = "compiled to the same object code as the unmutated source in this build: every object of fs/notify is byte for byte the one of the unmutated kernel (trivial compiler equivalence), so no run of this kernel can tell the two apart; with another configuration (e.g. a call that is an empty inline here) the mutant may change the code"
 
 // ObjectSums returns the sha256 of every object file (*.o) under
 // build/fs/notify, by path relative to build. Every mutated line is in

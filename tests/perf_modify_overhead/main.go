@@ -41,9 +41,9 @@ const opsPerRun = 2000
 // maxOverhead is the gate: a mark that does not want FS_MODIFY costs at most 10%.
 //
 // Derived from the two costs it separates, not from a run: on a correct kernel
-// the marked and the unmarked write take the same path (fsnotify() returns on
-// the interest mask before any mark is looked at), so the ratio is 1 plus
-// noise; before 04e317ba72d0 every write took the srcu read lock and walked the
+// neither the marked nor the unmarked write looks at a mark (fsnotify() returns
+// on the interest mask before walking marks; both files are on a superblock with
+// marks, so both enter it), so the ratio is 1 plus noise; before 04e317ba72d0 every write took the srcu read lock and walked the
 // marks, "~25% longer" with a mark (seed 002, the cover letter of the series
 // with the fix, ioloop), which is what
 // fanotify_ignore_legacy still measures here on purpose (1.20-1.25). 10% lies

@@ -262,7 +262,7 @@ func runOtherNone(t *harness.T, n int) {
 	b.check(b.experiment(fmt.Sprintf("other_none_n%d", n), none, other, perf.Gate{
 		Metric: perf.CPUNs, Max: maxOtherNone,
 		Why: fmt.Sprintf("gate other/none <= %.2f: with a watch elsewhere on the filesystem a write enters the out-of-line "+
-			"__fsnotify_parent(), which loads the mount's and the inode's masks and DCACHE_FSNOTIFY_PARENT_WATCHED "+
+			"__fsnotify_parent(), which tests the inode's, superblock's and mount's mark pointers and DCACHE_FSNOTIFY_PARENT_WATCHED "+
 			"and returns without touching the parent (include/linux/fsnotify.h fsnotify_parent, fs/notify/fsnotify.c "+
 			"__fsnotify_parent): a call and a few loads, 30-40 ns per write here with the CPU's return-thunk "+
 			"mitigations, 2.6-4.5%% at a load of 4 to 7 (a watch on another filesystem: 0.0%%). The gate leaves room "+
