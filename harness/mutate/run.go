@@ -254,7 +254,7 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 		r.Outcome, r.Reason = BuildFailed, firstError(out)
 		return nil
 	}
-	if same, err := c.sameObjects(); err != nil {
+	if same, err := c.sameObjects(r.File); err != nil {
 		return err
 	} else if same {
 		r.Outcome, r.Reason = Equivalent, SameObjectsReason
@@ -346,17 +346,49 @@ func SameObjects(a, b map[string]string) bool {
 	return true
 }
 
-// sameObjects reports whether the mutant just built compiled to the
-// unmutated kernel's fs/notify objects (false when no base was recorded).
-func (c *Config) sameObjects() (bool, error) {
+// sameObjects reports whether the mutant of file (relative to Src) just
+// built compiled to the unmutated kernel's fs/notify objects. False when no
+// base was recorded, and when make rewrote no object under fs/notify since
+// the mutated file was written (a build that did not see the change, e.g.
+// a clock or cache out of step, must not read as equivalence: the mutant is
+// then run like any other).
+func (c *Config) sameObjects(file string) (bool, error) {
 	if len(c.baseObjects) == 0 {
 		return false, nil
+	}
+	st, err := os.Stat(filepath.Join(c.Src, file))
+	if err != nil {
+		return false, fmt.Errorf("mutate: %w", err)
+	}
+	if rebuilt, err := rewrittenSince(c.Build, st.ModTime()); err != nil || !rebuilt {
+		return false, err
 	}
 	now, err := ObjectSums(c.Build)
 	if err != nil {
 		return false, err
 	}
 	return SameObjects(c.baseObjects, now), nil
+}
+
+// rewrittenSince reports whether an object under build/fs/notify was
+// written at or after t.
+func rewrittenSince(build string, t time.Time) (bool, error) {
+	found := false
+	err := filepath.WalkDir(filepath.Join(build, "fs", "notify"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(path, ".o") {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		found = !info.ModTime().Before(t)
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("mutate: objects of fs/notify in %s: %w", build, err)
+	}
+	return found, nil
 }
 
 // apply writes the mutated file into the source copy as a new file (the

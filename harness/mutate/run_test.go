@@ -65,36 +65,52 @@ func TestSameObjects(t *testing.T) {
 	write("fs/notify/built-in.a", "archive")
 	write("fs/ext4/inode.o", "ext4")
 
-	c := &Config{Build: build}
+	src := t.TempDir()
+	assert.NilError(t, os.MkdirAll(filepath.Join(src, "fs/notify"), 0o755))
+	mutated := "fs/notify/mark.c"
+	assert.NilError(t, os.WriteFile(filepath.Join(src, mutated), []byte("mutated"), 0o644))
+	// The mutated source was written before the build: objects are newer.
+	old := time.Now().Add(-time.Hour)
+	assert.NilError(t, os.Chtimes(filepath.Join(src, mutated), old, old))
+	c := &Config{Build: build, Src: src}
 	base, err := ObjectSums(build)
 	assert.NilError(t, err)
 	assert.Equal(t, len(base), 2, "only fs/notify's *.o: %v", base)
 	c.baseObjects = base
-	same, err := c.sameObjects()
+	same, err := c.sameObjects(mutated)
 	assert.NilError(t, err)
 	assert.Assert(t, same, "nothing rebuilt differently")
+
+	// make rewrote no object since the mutant was written (a stale build):
+	// not equivalent, whatever the sums say.
+	future := time.Now().Add(time.Hour)
+	assert.NilError(t, os.Chtimes(filepath.Join(src, mutated), future, future))
+	same, err = c.sameObjects(mutated)
+	assert.NilError(t, err)
+	assert.Assert(t, !same, "a build that rewrote nothing since the mutant")
+	assert.NilError(t, os.Chtimes(filepath.Join(src, mutated), old, old))
 
 	// Outside fs/notify or not an object: still the same.
 	write("fs/ext4/inode.o", "ext4 rebuilt")
 	write("fs/notify/built-in.a", "archive relinked")
-	same, err = c.sameObjects()
+	same, err = c.sameObjects(mutated)
 	assert.NilError(t, err)
 	assert.Assert(t, same)
 
 	write("fs/notify/fanotify/fanotify.o", "fanotify mutated")
-	same, err = c.sameObjects()
+	same, err = c.sameObjects(mutated)
 	assert.NilError(t, err)
 	assert.Assert(t, !same, "a changed object")
 
 	write("fs/notify/fanotify/fanotify.o", "fanotify")
 	write("fs/notify/extra.o", "new")
-	same, err = c.sameObjects()
+	same, err = c.sameObjects(mutated)
 	assert.NilError(t, err)
 	assert.Assert(t, !same, "an object more")
 
 	// No base recorded (nothing to compare with): never equivalent.
 	c.baseObjects = nil
-	same, err = c.sameObjects()
+	same, err = c.sameObjects(mutated)
 	assert.NilError(t, err)
 	assert.Assert(t, !same)
 
