@@ -156,8 +156,10 @@ func GenerateTree(ksrc string, lines map[string]map[int]bool) ([]Mutant, error) 
 }
 
 // Sample returns n mutants drawn from ms with a generator seeded by seed
-// (the same ms, n and seed give the same sample), in the order of ms. n <= 0
-// or n >= len(ms) returns all of them.
+// (the same ms, n and seed give the same sample), in the order drawn: the
+// first k of a sample of n are the sample of k, so a run cut short after k
+// mutants has run a random sample of all of ms, not of its first files.
+// n <= 0 or n >= len(ms) returns all of them, in the order of ms.
 func Sample(ms []Mutant, n int, seed uint64) []Mutant {
 	if n <= 0 || n >= len(ms) {
 		return append([]Mutant(nil), ms...)
@@ -169,7 +171,6 @@ func Sample(ms []Mutant, n int, seed uint64) []Mutant {
 	r := rand.New(rand.NewPCG(seed, 0x6673_6e73_7569_7465)) // "fsnsuite"
 	r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 	idx = idx[:n]
-	sort.Ints(idx)
 	out := make([]Mutant, n)
 	for i, k := range idx {
 		out[i] = ms[k]

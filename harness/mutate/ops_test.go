@@ -194,10 +194,17 @@ func TestSample(t *testing.T) {
 	if len(a) != 10 {
 		t.Fatalf("sample of %d, want 10", len(a))
 	}
+	// Drawn order, not source order, and a shorter sample is a prefix: a
+	// run stopped after k mutants ran the sample of k.
+	sorted := true
 	for i := 1; i < len(a); i++ {
-		if a[i].Line <= a[i-1].Line {
-			t.Errorf("sample not in source order: line %d after %d", a[i].Line, a[i-1].Line)
-		}
+		sorted = sorted && a[i].Line > a[i-1].Line
+	}
+	if sorted {
+		t.Errorf("sample in source order: a run cut short would sample only the first files")
+	}
+	if diff := cmp.Diff(a[:4], Sample(ms, 4, 1)); diff != "" {
+		t.Errorf("the sample of 4 is not the first 4 of the sample of 10:\n%s", diff)
 	}
 	if cmp.Equal(a, Sample(ms, 10, 2)) {
 		t.Errorf("seeds 1 and 2 gave the same sample")

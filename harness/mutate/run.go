@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return nil, nil, err
 	}
 	cfg.logf("unmutated kernel built in %.0fs; running the suite on it (the baseline)", base.BuildSeconds)
-	rr, err := cfg.runSuite(ctx, base.Dir, 0)
+	rr, err := cfg.runSuite(ctx, filepath.Join(cfg.Build, "arch/x86/boot/bzImage"), base.Dir, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,9 +175,37 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		timeout = 2*time.Duration(base.RunSeconds*float64(time.Second)) + 3*time.Minute
 	}
 
+	// Each mutant's VM run goes on while the next mutant is built (the
+	// build takes the CPU the guest leaves, at Nice): at most one run is
+	// in flight, and the source copy is unmutated again before it starts,
+	// since the run boots a copy of the mutant's bzImage. Results are
+	// recorded in the order they are decided.
 	var results []Result
-	for i, m := range ms {
+	record := func(r Result) error {
+		cfg.logf("[%d/%d] %s %s %s (%s): %s %s", len(results)+1, len(ms), r.ID, r.Where(), r.Op, r.Func, r.Outcome, r.Reason)
+		results = append(results, r)
+		if done != nil {
+			return done(base, results)
+		}
+		return nil
+	}
+	var inflight chan runDone
+	wait := func() error {
+		if inflight == nil {
+			return nil
+		}
+		d := <-inflight
+		inflight = nil
+		if d.err != nil {
+			return d.err
+		}
+		return record(d.r)
+	}
+	for _, m := range ms {
 		if err := ctx.Err(); err != nil {
+			if werr := wait(); werr != nil {
+				err = werr
+			}
 			return base, results, fmt.Errorf("mutate: interrupted: %w", err)
 		}
 		r := Result{Mutant: m}
@@ -195,19 +223,42 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 				stages = Narrow(stages, bins, RunOrder(baseRes))
 				r.RanBy = bins
 			}
-			if err := cfg.one(ctx, baseRes, stages, &r, timeout); err != nil {
+			kernel, err := cfg.build(ctx, &r)
+			if err == nil && kernel != "" {
+				// Decided by its run: start it once the one before is over.
+				if err := wait(); err != nil {
+					return base, results, err
+				}
+				ch := make(chan runDone, 1)
+				inflight = ch
+				go func(r Result) {
+					err := cfg.run(ctx, baseRes, stages, &r, timeout, kernel)
+					ch <- runDone{r, err}
+				}(r)
+				continue
+			}
+			if err != nil {
+				if werr := wait(); werr != nil {
+					return base, results, werr
+				}
 				return base, results, err
 			}
 		}
-		cfg.logf("[%d/%d] %s %s %s (%s): %s %s", i+1, len(ms), m.ID, m.Where(), m.Op, m.Func, r.Outcome, r.Reason)
-		results = append(results, r)
-		if done != nil {
-			if err := done(base, results); err != nil {
-				return base, results, err
-			}
+		if err := record(r); err != nil {
+			wait()
+			return base, results, err
 		}
 	}
+	if err := wait(); err != nil {
+		return base, results, err
+	}
 	return base, results, nil
+}
+
+// runDone is the end of a mutant's run in the background.
+type runDone struct {
+	r   Result
+	err error
 }
 
 // FileSum is the hex sha256 of a file's content (coverage.LineFile.SHA256).
@@ -220,46 +271,60 @@ func FileSum(path string) (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-// one applies, builds, runs and reverts one mutant: in one run, or stage
-// by stage until a stage's verdict is not Survived.
-func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, r *Result, timeout time.Duration) (err error) {
+// build applies one mutant, builds the kernel, copies its bzImage into the
+// mutant's results directory and reverts the source. It returns that
+// copy's path, or "" when the build decided the outcome (it did not
+// compile, or compiled to the unmutated objects).
+func (c *Config) build(ctx context.Context, r *Result) (kernel string, err error) {
 	dir := filepath.Join(c.Results, r.ID)
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("mutate: %w", err)
+		return "", fmt.Errorf("mutate: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("mutate: %w", err)
+		return "", fmt.Errorf("mutate: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "mutant.diff"), []byte(r.Diff), 0o644); err != nil {
-		return fmt.Errorf("mutate: %w", err)
+		return "", fmt.Errorf("mutate: %w", err)
 	}
 	if err := c.apply(&r.Mutant); err != nil {
-		return err
+		return "", err
 	}
 	defer func() {
 		if rerr := c.restore(r.File, true); rerr != nil && err == nil {
-			err = rerr
+			kernel, err = "", rerr
 		}
 	}()
 	start := time.Now()
 	out, berr := c.make(ctx)
 	r.BuildSeconds = time.Since(start).Seconds()
 	if werr := os.WriteFile(filepath.Join(dir, "build.log"), out, 0o644); werr != nil {
-		return fmt.Errorf("mutate: %w", werr)
+		return "", fmt.Errorf("mutate: %w", werr)
 	}
 	if berr != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+			return "", fmt.Errorf("mutate: interrupted: %w", ctx.Err())
 		}
 		r.Outcome, r.Reason = BuildFailed, firstError(out)
-		return nil
+		return "", nil
 	}
 	if same, err := c.sameObjects(r.File); err != nil {
-		return err
+		return "", err
 	} else if same {
 		r.Outcome, r.Reason = Equivalent, SameObjectsReason
-		return nil
+		return "", nil
 	}
+	kernel = filepath.Join(dir, "bzImage")
+	if err := copyFile(filepath.Join(c.Build, "arch/x86/boot/bzImage"), kernel); err != nil {
+		return "", err
+	}
+	return kernel, nil
+}
+
+// run runs one built mutant's kernel: in one run, or stage by stage until
+// a stage's verdict is not Survived. The kernel copy is removed after.
+func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, r *Result, timeout time.Duration, kernel string) error {
+	defer os.Remove(kernel)
+	dir := filepath.Dir(kernel)
 	runs := [][]string{nil}
 	timeouts := []time.Duration{timeout}
 	if len(stages) > 0 {
@@ -276,7 +341,7 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 			name = fmt.Sprintf("run%d", i+1)
 			fmt.Fprintf(&logs, "== stage %d: -run %s (VM timeout %s)\n", i+1, extra[1], timeouts[i])
 		}
-		rr, err := c.runSuite(ctx, filepath.Join(dir, name), timeouts[i], extra...)
+		rr, err := c.runSuite(ctx, kernel, filepath.Join(dir, name), timeouts[i], extra...)
 		if err != nil {
 			return err
 		}
@@ -295,6 +360,18 @@ func (c *Config) one(ctx context.Context, base *runner.Results, stages []Stage, 
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "run.log"), logs.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	return nil
+}
+
+// copyFile copies src to dst (a new file).
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		return fmt.Errorf("mutate: %w", err)
 	}
 	return nil
@@ -465,9 +542,9 @@ func (c *Config) make(ctx context.Context) ([]byte, error) {
 	return out, nil
 }
 
-// runSuite runs the correctness suite on the built kernel into dir.
+// runSuite runs the correctness suite on kernel (a bzImage) into dir.
 // extra are runner flags for this run only, after SuiteArgs.
-func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration, extra ...string) (RunResult, error) {
+func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.Duration, extra ...string) (RunResult, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return RunResult{}, fmt.Errorf("mutate: %w", err)
 	}
@@ -475,7 +552,7 @@ func (c *Config) runSuite(ctx context.Context, dir string, timeout time.Duration
 	if cpus <= 0 {
 		cpus = 2
 	}
-	args := []string{"-kernel", filepath.Join(c.Build, "arch/x86/boot/bzImage"), "-no-perf", "-results", dir,
+	args := []string{"-kernel", kernel, "-no-perf", "-results", dir,
 		"-j=" + strconv.Itoa(cpus), "-vm-cpus", strconv.Itoa(cpus)}
 	if c.VMMem > 0 {
 		args = append(args, "-vm-mem", strconv.Itoa(c.VMMem))
