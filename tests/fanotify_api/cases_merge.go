@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -25,6 +28,13 @@ var mergeCases = []harness.Case{
 		Doc:      "FID groups merge dirent events of one dir unless one is about a subdir; DFID_NAME groups merge only same-name events; FAN_RENAME merges only with a FAN_RENAME of the same old and new names",
 		Needs:    []*feature.Feature{feature.ReportDFIDName, feature.RenameEvent},
 		Run:      mergeFidDirent,
+	},
+	{
+		Name: "merge_past_other_threads",
+		Doc: fmt.Sprintf("a thread's second write of a file merges with its first, still queued, although %d other threads' "+
+			"events on that file were queued between them (FAN_REPORT_TID; the pid is mixed into the merge bucket's hash)", mergeOthers),
+		Needs: []*feature.Feature{feature.ReportTID},
+		Run:   mergePastOtherThreads,
 	},
 }
 
@@ -139,6 +149,97 @@ func mergeFidDirent(t *harness.T) {
 		})
 	})
 }
+
+// mergeOthers is more threads than the events fanotify_merge looks at in a
+// bucket (FANOTIFY_MAX_MERGE_EVENTS, 128, since 5.13).
+const mergeOthers = 160
+
+// mergePastOtherThreads: since 5.13 (94e00d28a680 "fsnotify: use hash table
+// for faster events merge", 7e3e5c694399 "fanotify: limit number of event
+// merge attempts") fanotify_merge looks for the event to merge with only
+// among the newest FANOTIFY_MAX_MERGE_EVENTS (128) events of the new event's
+// hash bucket, and fanotify_alloc_event mixes the pid into that hash
+// ("Mix event info, FAN_ONDIR flag and pid into event merge key"), so other
+// threads' events on the same object spread over the 128 buckets. Thread A
+// writes f, 160 other threads write f once each, A writes f again: A's
+// second FAN_MODIFY merges into its first (same type, pid and path:
+// fanotify_should_merge), and each other thread's event stays its own (its
+// pid differs). Older kernels scan the whole queue and merge as well. A
+// kernel that leaves the pid out of the hash puts all 161 events in one
+// bucket, finds A's first event beyond the 128 it looks at, and queues A's
+// second write as an event of its own.
+func mergePastOtherThreads(t *harness.T) {
+	f := t.Path("f")
+	setup.Touch(t, f)
+	grp := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_TID, unix.O_RDONLY)
+	if err := grp.Add(0, unix.FAN_MODIFY, f); err != nil {
+		t.Fatalf("fanotify_mark(FAN_MODIFY, f): %v", err)
+	}
+	fd := setup.Open(t, f, unix.O_WRONLY)
+	threads := make([]*writerThread, mergeOthers+1)
+	for i := range threads {
+		threads[i] = startWriterThread()
+		defer threads[i].stop()
+	}
+	write := func(w *writerThread) {
+		t.Helper()
+		if err := w.pwrite(fd); err != nil {
+			t.Fatalf("pwrite(f) on thread %d: %v", w.tid, err)
+		}
+	}
+	a := threads[0]
+	write(a)
+	for _, w := range threads[1:] {
+		write(w)
+	}
+	write(a)
+	want := []fanotify.Event{fev(unix.FAN_MODIFY, a.tid, f)}
+	for _, w := range threads[1:] {
+		want = append(want, fev(unix.FAN_MODIFY, w.tid, f))
+	}
+	expect.FanotifyDrained(t, grp, fmt.Sprintf("FAN_REPORT_TID group, FAN_MODIFY on f; thread A (tid %d) writes f, "+
+		"%d other threads write f once each, A writes f again", a.tid, mergeOthers), want)
+}
+
+// writerThread is a goroutine locked to an OS thread of its own, which
+// writes a file when asked (so that each write has that thread's id).
+type writerThread struct {
+	tid  int
+	req  chan int
+	done chan error
+}
+
+// startWriterThread starts a writerThread; stop unlocks its thread (the
+// thread goes back to the Go runtime, it does not exit: see
+// fixture.OnOtherThread).
+func startWriterThread() *writerThread {
+	w := &writerThread{req: make(chan int), done: make(chan error)}
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		buf := []byte{'x'}
+		for fd := range w.req {
+			_, _, e := unix.Syscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), 1, 0, 0, 0)
+			if e != 0 {
+				w.done <- e
+			} else {
+				w.done <- nil
+			}
+		}
+	}()
+	w.tid = <-tid
+	return w
+}
+
+// pwrite writes one byte at offset 0 of fd on the thread.
+func (w *writerThread) pwrite(fd int) error {
+	w.req <- fd
+	return <-w.done
+}
+
+func (w *writerThread) stop() { close(w.req) }
 
 // do fails the case on the first error of operations already performed.
 func do(t *harness.T, errs ...error) {
