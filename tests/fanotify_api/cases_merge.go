@@ -36,6 +36,13 @@ var mergeCases = []harness.Case{
 		Needs: []*feature.Feature{feature.ReportTID},
 		Run:   mergePastOtherThreads,
 	},
+	{
+		Name: "merge_name_hash_collision",
+		Doc: fmt.Sprintf("DFID_NAME group: creates of %q and %q in one dir, whose events have the same merge hash on x86_64 "+
+			"and arm64, stay two events (names of different lengths never merge)", collideShort, collideLong),
+		Needs: []*feature.Feature{feature.ReportDFIDName},
+		Run:   mergeNameHashCollision,
+	},
 }
 
 // The merge rules are fanotify_should_merge (fs/notify/fanotify/fanotify.c):
@@ -199,6 +206,38 @@ func mergePastOtherThreads(t *harness.T) {
 	}
 	expect.FanotifyDrained(t, grp, fmt.Sprintf("FAN_REPORT_TID group, FAN_MODIFY on f; thread A (tid %d) writes f, "+
 		"%d other threads write f once each, A writes f again", a.tid, mergeOthers), want)
+}
+
+// collideShort and collideLong are two names whose name events in one
+// directory get the same merge key: fanotify_alloc_name_event mixes in
+// full_name_hash(salt = the name's length, name), and the event keeps the
+// low FANOTIFY_EVENT_HASH_BITS (29) bits of the key. With the word-at-a-time
+// full_name_hash of 64-bit little-endian kernels (fs/namei.c, x86_64 and
+// arm64: CONFIG_DCACHE_WORD_ACCESS) both fold to 0x?594ee2f
+// (nameHash64, TestCollidingNames); they were found by trying names of
+// 7 bytes that start with the short one.
+const (
+	collideShort = "c"
+	collideLong  = "cbu80jv"
+)
+
+// mergeNameHashCollision: fanotify_merge compares only events with equal
+// hashes (fanotify_should_merge), and then fanotify_info_equal tells them
+// apart by their names' lengths before it compares the bytes: "c" and the
+// longer name it prefixes, with the same hash, are two creates and two
+// events. A kernel that compared only the first name's bytes would merge
+// the second create into the first (one event, named "c").
+func mergeNameHashCollision(t *harness.T) {
+	dir := t.Path("coll")
+	setup.Mkdir(t, dir)
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME, unix.O_RDONLY)
+	t.JudgeFIDMark(g.Add(0, unix.FAN_CREATE, dir))
+	do(t, a.Touch(filepath.Join(dir, collideShort)), a.Touch(filepath.Join(dir, collideLong)))
+	expect.FanotifyDrained(t, g, fmt.Sprintf("DFID_NAME group, CREATE on dir; actor creates %s, then %s (same merge hash)", collideShort, collideLong), []fanotify.Event{
+		fev(unix.FAN_CREATE, a.Pid(), "", expect.DFIDName(t, dir, collideShort)),
+		fev(unix.FAN_CREATE, a.Pid(), "", expect.DFIDName(t, dir, collideLong)),
+	})
 }
 
 // writerThread is a goroutine locked to an OS thread of its own, which
