@@ -31,9 +31,15 @@ const (
 	BuildFailed Outcome = "build-failed"
 	// NotCovered: the line never runs (coverage data): not run.
 	NotCovered Outcome = "not-covered"
-	// Equivalent: listed in the equivalents file, or compiled to the same
-	// object code as the unmutated source (SameObjects): not run.
+	// Equivalent: listed in the equivalents file (a reason why it cannot
+	// change behaviour, whatever the configuration): not run.
 	Equivalent Outcome = "equivalent"
+	// SameCode: compiled to the same object code as the unmutated source
+	// in this build (SameObjects, trivial compiler equivalence): not run.
+	// It holds for this configuration only (a call that is an empty
+	// inline here may be code in another), so it is not called
+	// equivalent; like it, it is left out of the score.
+	SameCode Outcome = "same-code"
 )
 
 // RunResult is what one run of the suite (bin/fsnsuite -kernel) gave.

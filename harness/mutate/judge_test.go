@@ -132,8 +132,8 @@ func TestReport(t *testing.T) {
 		}}
 	total, files, funcs := r.Scores()
 	assert.DeepEqual(t, total, Score{Killed: 1, Crashed: 1, Survived: 1, NotCovered: 1})
-	assert.Equal(t, files["fs/notify/mark.c"].String(), "1/2 50.0 % (killed 1, crashed/hung 0, survived 1; build-failed 0, not covered 0, equivalent 0)")
-	assert.Equal(t, funcs["fs/notify/group.c g"].String(), "1/1 100.0 % (killed 0, crashed/hung 1, survived 0; build-failed 0, not covered 1, equivalent 0)")
+	assert.Equal(t, files["fs/notify/mark.c"].String(), "1/2 50.0 % (killed 1, crashed/hung 0, survived 1; build-failed 0, not covered 0, equivalent 0, same code 0)")
+	assert.Equal(t, funcs["fs/notify/group.c g"].String(), "1/1 100.0 % (killed 0, crashed/hung 1, survived 0; build-failed 0, not covered 1, equivalent 0, same code 0)")
 	var b strings.Builder
 	assert.NilError(t, r.WriteText(&b))
 	for _, want := range []string{

@@ -41,6 +41,7 @@ type Score struct {
 	BuildFail  int `json:"build_failed"`
 	NotCovered int `json:"not_covered"`
 	Equivalent int `json:"equivalent"`
+	SameCode   int `json:"same_code"`
 }
 
 // Add counts one outcome.
@@ -58,6 +59,8 @@ func (s *Score) Add(o Outcome) {
 		s.NotCovered++
 	case Equivalent:
 		s.Equivalent++
+	case SameCode:
+		s.SameCode++
 	}
 }
 
@@ -68,8 +71,8 @@ func (s Score) String() string {
 	if k+s.Survived > 0 {
 		pct = fmt.Sprintf("%.1f %%", 100*float64(k)/float64(k+s.Survived))
 	}
-	return fmt.Sprintf("%d/%d %s (killed %d, crashed/hung %d, survived %d; build-failed %d, not covered %d, equivalent %d)",
-		k, k+s.Survived, pct, s.Killed, s.Crashed, s.Survived, s.BuildFail, s.NotCovered, s.Equivalent)
+	return fmt.Sprintf("%d/%d %s (killed %d, crashed/hung %d, survived %d; build-failed %d, not covered %d, equivalent %d, same code %d)",
+		k, k+s.Survived, pct, s.Killed, s.Crashed, s.Survived, s.BuildFail, s.NotCovered, s.Equivalent, s.SameCode)
 }
 
 // Scores returns the total and the score per file and per "file function".

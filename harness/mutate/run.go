@@ -310,7 +310,7 @@ func (c *Config) build(ctx context.Context, r *Result) (kernel string, err error
 	if same, err := c.sameObjects(r.File); err != nil {
 		return "", err
 	} else if same {
-		r.Outcome, r.Reason = Equivalent, SameObjectsReason
+		r.Outcome, r.Reason = SameCode, SameObjectsReason
 		return "", nil
 	}
 	kernel = filepath.Join(dir, "bzImage")
@@ -377,8 +377,8 @@ func copyFile(src, dst string) error {
 	return nil
 }
 
-// SameObjectsReason is the reason of a mutant found equivalent because the
-// compiler made the same code of it (SameObjects).
+// SameObjectsReason is the reason of a SameCode mutant: the compiler made
+// the same code of it (SameObjects).
 const SameObjectsReason = "compiled to the same object code as the unmutated source in this build: every object of fs/notify is byte for byte the one of the unmutated kernel (trivial compiler equivalence), so no run of this kernel can tell the two apart; with another configuration (e.g. a call that is an empty inline here) the mutant may change the code"
 
 // ObjectSums returns the sha256 of every object file (*.o) under

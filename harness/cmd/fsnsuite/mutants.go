@@ -249,7 +249,7 @@ func parseExpect(s string) (map[string]string, error) {
 	if s == "" {
 		return out, nil
 	}
-	known := []mutate.Outcome{mutate.Killed, mutate.Survived, mutate.Crashed, mutate.BuildFailed, mutate.NotCovered, mutate.Equivalent}
+	known := []mutate.Outcome{mutate.Killed, mutate.Survived, mutate.Crashed, mutate.BuildFailed, mutate.NotCovered, mutate.Equivalent, mutate.SameCode}
 	for _, part := range strings.Split(s, ",") {
 		id, outcome, paired := strings.Cut(strings.TrimSpace(part), ":")
 		if !paired {
