@@ -109,6 +109,14 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 	if cfg.Jobs <= 0 {
 		cfg.Jobs = 2
 	}
+	// One run at a time on a source copy and build directory: a second
+	// would mutate and rebuild under the first.
+	inUse := filepath.Join(filepath.Dir(cfg.Build), "in-use.lock")
+	unlock, err := vm.Lock(inUse, func() { cfg.logf("waiting for another fsnsuite mutants using %s (%s)", cfg.Build, inUse) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("mutate: %w", err)
+	}
+	defer unlock()
 	files, err := SourceFiles(cfg.KSRC)
 	if err != nil {
 		return nil, nil, err

@@ -34,6 +34,14 @@ method="fsnsuite-mutants-build 1: tinyconfig+fragments, no gcov"
 # shellcheck disable=SC2086
 key=$(cache_key "$ksrc" "$method" $frags)
 dir=$cache/$key
+# One build of a key at a time: a second waits for the first, then reuses
+# it (a build that died leaves no .done and is started again). The lock goes
+# with the last process holding it (make's children inherit it).
+exec 9>"$dir.lock"
+if ! flock -n 9; then
+	echo "mutants build: waiting for another build of $dir" >&2
+	flock 9
+fi
 if [ -f "$dir/build/.done" ]; then
 	echo "mutants build: reusing $dir" >&2
 	echo "$dir"
