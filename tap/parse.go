@@ -392,7 +392,7 @@ func parseBlock(lines []string, isRoot bool) *Node {
 			i = j
 			continue
 		case strings.HasPrefix(t, "#"):
-			diags = append(diags, strings.TrimSpace(strings.TrimPrefix(t, "#")))
+			diags = append(diags, diagText(t))
 		default:
 			diags = append(diags, t)
 		}
@@ -402,6 +402,18 @@ func parseBlock(lines []string, isRoot bool) *Node {
 	b.Diagnostics = append(b.Diagnostics, diags...)
 	finishBlock(b, isRoot)
 	return b
+}
+
+// diagText is a diagnostic line's text: without the "#" and the one space
+// after it, and without trailing blanks, but with any deeper indentation
+// kept (the continuation lines of a dump are indented under the line that
+// says what failed; runner.Why tells them apart by it).
+func diagText(line string) string {
+	d := strings.TrimRight(strings.TrimPrefix(line, "#"), " \t\r")
+	if strings.HasPrefix(d, " ") {
+		d = d[1:]
+	}
+	return d
 }
 
 // nextIndented reports whether the first non-blank line from i on is indented:

@@ -263,7 +263,7 @@ func TestSummaryFitsOneScreen(t *testing.T) {
 	file, err := os.ReadFile(filepath.Join(res, "summary.txt"))
 	assert.NilError(t, err)
 	for _, want := range []string{
-		"  many/failing_29.tmpfs: FAIL\n      failing_29.tmpfs (tmpfs): events differ\n      want: FAN_OPEN f\n      got:  nothing\n      HINT:",
+		"  many/failing_29.tmpfs: FAIL\n      failing_29.tmpfs (tmpfs): events differ\n        want: FAN_OPEN f\n        got:  nothing\n      HINT:",
 		"skipped (1000), by reason:\n",
 		"reported only, not gated (10):\n",
 		"  many/info_9.tmpfs: ratio 1.2000 [1.1000,1.3000]\n",
