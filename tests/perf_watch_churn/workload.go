@@ -52,7 +52,8 @@ type churn struct {
 	rmCalls, ignored, others int64
 	countEv                  func(wd int32, mask inotify.Mask, cookie uint32, name []byte)
 	// quiesce is the sleep before each round in instruction count mode
-	// (quiesceICount), 0 otherwise.
+	// (quiesceICount), 0 otherwise; the instances are then also renewed
+	// before each chunk (renew).
 	quiesce time.Duration
 }
 
@@ -125,12 +126,18 @@ func runChurn(t *harness.T, p int) {
 		t.Fatalf("keeper: %v", err)
 	}
 	c.keeper, c.target = keeper, target
+	// One cleanup for the instances: renew replaces them in instruction
+	// count mode, so their numbers change.
+	t.Cleanup(func() {
+		for _, fd := range c.fds {
+			unix.Close(fd)
+		}
+	})
 	for i := 0; i < c.created; i++ {
 		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 		if err != nil {
 			t.Fatalf("inotify_init1 #%d of %d: %v", i+1, c.created, err)
 		}
-		t.Cleanup(func() { unix.Close(fd) })
 		c.fds = append(c.fds, fd)
 	}
 	c.paths.Store(&c.dist)
@@ -276,6 +283,11 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 			if err := c.drain(); err != nil {
 				return err
 			}
+			if c.quiesce > 0 {
+				if err := c.renew(); err != nil {
+					return err
+				}
+			}
 			c.paths.Store(paths)
 			c.spin.Store(int64(r.Spin))
 			c.rmCalls += int64(r.N) * int64(len(*paths))
@@ -297,6 +309,30 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 			return nil
 		},
 	}
+}
+
+// renew replaces each instance by a new one (instruction count mode, before
+// each chunk, untimed). An instance's watch descriptors only grow
+// (inotify_add_watch allocates them with idr_alloc_cyclic,
+// fs/notify/inotify/inotify_user.c inotify_add_to_idr), so over a run the
+// rounds add and remove watches ever further into the IDR, whose tree
+// deepens and whose leaves are allocated and freed as the numbers cross
+// them: a drift of the count over the blocks, which the median's interval
+// (widened for serially correlated blocks) shows as unbounded. A new
+// instance starts again at wd 1, so every chunk walks the same tree. The
+// instances have no watch here (verify), so closing one queues nothing.
+func (c *churn) renew() error {
+	for i, fd := range c.fds {
+		nfd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("renew instance %d: inotify_init1: %w", i, err)
+		}
+		c.fds[i] = nfd
+		if err := unix.Close(fd); err != nil {
+			return fmt.Errorf("renew instance %d: close: %w", i, err)
+		}
+	}
+	return nil
 }
 
 func (c *churn) drain() error {
