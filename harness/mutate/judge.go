@@ -24,8 +24,10 @@ const (
 	Killed Outcome = "killed"
 	// Survived: no leaf changed from pass to fail.
 	Survived Outcome = "survived"
-	// Crashed: the mutant kernel panicked, hung (VM timeout) or the VM
-	// run broke otherwise; counted as killed and listed.
+	// Crashed: the mutant kernel panicked, hung (VM timeout), reported a
+	// bug the unmutated kernel did not (a WARNING or BUG on its console:
+	// KernelReports) or the VM run broke otherwise; counted as killed and
+	// listed.
 	Crashed Outcome = "crashed"
 	// BuildFailed: the mutant does not compile; discarded.
 	BuildFailed Outcome = "build-failed"

@@ -59,6 +59,9 @@ type Config struct {
 	// baseObjects are the sha256 sums of fs/notify's objects in Build
 	// after the unmutated build (ObjectSums), for SameObjects.
 	baseObjects map[string]string
+	// baseReports are the kernel bug reports of the baseline's console
+	// (KernelReports): a mutant's run showing another one crashed.
+	baseReports map[string]bool
 }
 
 // Result is one mutant's fate.
@@ -153,6 +156,13 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return nil, nil, err
 	}
 	base.RunSeconds = rr.Seconds
+	cfg.baseReports = map[string]bool{}
+	for _, r := range consoleReports(base.Dir) {
+		if !cfg.baseReports[r] {
+			cfg.logf("the unmutated kernel reported %q: a mutant reporting it too is not called crashed for it", r)
+		}
+		cfg.baseReports[r] = true
+	}
 	if why := rr.Broken(); why != "" {
 		return nil, nil, fmt.Errorf("mutate: the baseline run broke (%s): nothing to compare mutants with (see %s)", why, base.Dir)
 	}
@@ -359,6 +369,12 @@ func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, 
 			return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
 		}
 		v := Judge(base, rr)
+		if v.Outcome == Survived {
+			// The kernel's own assertions saw the mutant where no leaf did.
+			if rep := c.newReport(filepath.Join(dir, name)); rep != "" {
+				v.Outcome, v.Reason = Crashed, "the kernel reported a bug the unmutated kernel did not: "+rep
+			}
+		}
 		r.Outcome, r.Reason, r.KilledBy = v.Outcome, v.Reason, v.KilledBy
 		if len(runs) > 1 {
 			r.Stages = i + 1

@@ -3,6 +3,7 @@ package mutate
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +121,33 @@ func TestSameObjects(t *testing.T) {
 	assert.NilError(t, os.MkdirAll(filepath.Join(empty, "fs/notify"), 0o755))
 	_, err = ObjectSums(empty)
 	assert.ErrorContains(t, err, "no object file")
+}
+
+// A kernel bug report on a mutant's console that the baseline did not show
+// makes it crashed: the same report reads the same in two runs (timestamp,
+// CPU, PID and addresses taken out), and one the baseline shows too does
+// not count.
+func TestKernelReports(t *testing.T) {
+	console := "[    1.000000] fsnsuite: booting\n" +
+		"[   12.345678] WARNING: CPU: 0 PID: 94 at include/linux/fsnotify_backend.h:280 0xffffffff8111a7bc\n" +
+		"[   12.345679] CPU: 0 PID: 94 Comm: exe Tainted: G               X   6.1.192 #14\n" +
+		"[   13.000000] BUG: kernel NULL pointer dereference, address: 0000000000000008\n" +
+		"[   14.000000] INFO: task fanotify_perm:312 blocked for more than 120 seconds.\n"
+	got := KernelReports(console)
+	want := []string{
+		"WARNING: at include/linux/fsnotify_backend.h:280",
+		"BUG: kernel NULL pointer dereference, address:",
+		"INFO: task fanotify_perm blocked for more than 120 seconds.",
+	}
+	assert.DeepEqual(t, got, want)
+	other := strings.ReplaceAll(strings.ReplaceAll(console, "PID: 94", "PID: 1207"), "0xffffffff8111a7bc", "0xffffffff8222b8cd")
+	assert.DeepEqual(t, KernelReports(other), want)
+
+	dir := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "vm-console.log"), []byte(console), 0o644))
+	c := &Config{baseReports: map[string]bool{want[0]: true, want[1]: true}}
+	assert.Equal(t, c.newReport(dir), want[2])
+	c.baseReports[want[2]] = true
+	assert.Equal(t, c.newReport(dir), "")
+	assert.Equal(t, c.newReport(t.TempDir()), "", "a run without a console log")
 }
