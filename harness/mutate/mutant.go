@@ -159,10 +159,10 @@ func GenerateTree(ksrc string, lines map[string]map[int]bool) ([]Mutant, error) 
 // (the same ms, n and seed give the same sample), in the order drawn: the
 // first k of a sample of n are the sample of k, so a run cut short after k
 // mutants has run a random sample of all of ms, not of its first files.
-// n <= 0 or n >= len(ms) returns all of them, in the order of ms.
+// n <= 0 or n >= len(ms) returns all of them, in the order drawn too.
 func Sample(ms []Mutant, n int, seed uint64) []Mutant {
 	if n <= 0 || n >= len(ms) {
-		return append([]Mutant(nil), ms...)
+		n = len(ms)
 	}
 	idx := make([]int, len(ms))
 	for i := range idx {
@@ -178,7 +178,7 @@ func Sample(ms []Mutant, n int, seed uint64) []Mutant {
 	return out
 }
 
-// Select returns the mutants of ms whose ID is in ids, in the order of ids;
+// Select returns the mutants of ms whose ID is in ids, in the order of ids (an id given twice runs once);
 // an ID that names none is an error.
 func Select(ms []Mutant, ids []string) ([]Mutant, error) {
 	byID := map[string]*Mutant{}
@@ -186,7 +186,12 @@ func Select(ms []Mutant, ids []string) ([]Mutant, error) {
 		byID[ms[i].ID] = &ms[i]
 	}
 	var out []Mutant
+	seen := map[string]bool{}
 	for _, id := range ids {
+		if seen[id] {
+			continue // one run per mutant (each has one results directory)
+		}
+		seen[id] = true
 		m := byID[id]
 		if m == nil {
 			return nil, fmt.Errorf("mutate: no mutant %s in this source (fsnsuite mutants -list lists them)", id)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/vm"
@@ -113,11 +115,12 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		cfg.Jobs = 2
 	}
 	// One run at a time on a source copy and build directory: a second
-	// would mutate and rebuild under the first.
-	inUse := filepath.Join(filepath.Dir(cfg.Build), "in-use.lock")
-	unlock, err := vm.Lock(inUse, func() { cfg.logf("waiting for another fsnsuite mutants using %s (%s)", cfg.Build, inUse) })
+	// would mutate and rebuild under the first. The lock is beside the
+	// directory, not in it (build-kernel.sh may remove the directory to
+	// build it again: it takes this lock first).
+	unlock, err := lockInUse(InUseLock(cfg.Build))
 	if err != nil {
-		return nil, nil, fmt.Errorf("mutate: %w", err)
+		return nil, nil, err
 	}
 	defer unlock()
 	files, err := SourceFiles(cfg.KSRC)
@@ -197,7 +200,9 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 	// build takes the CPU the guest leaves, at Nice): at most one run is
 	// in flight, and the source copy is unmutated again before it starts,
 	// since the run boots a copy of the mutant's bzImage. Results are
-	// recorded in the order they are decided.
+	// recorded in the sample's order: a mutant decided without a run
+	// while one is in flight waits for it, so a run cut short has recorded
+	// the first k mutants of the sample, the sample of k.
 	var results []Result
 	record := func(r Result) error {
 		cfg.logf("[%d/%d] %s %s %s (%s): %s %s", len(results)+1, len(ms), r.ID, r.Where(), r.Op, r.Func, r.Outcome, r.Reason)
@@ -208,21 +213,57 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return nil
 	}
 	var inflight chan runDone
-	wait := func() error {
-		if inflight == nil {
-			return nil
-		}
-		d := <-inflight
+	var queued []Result // decided after the one in flight, recorded after it
+	land := func(d runDone) error {
 		inflight = nil
 		if d.err != nil {
 			return d.err
 		}
-		return record(d.r)
+		if err := record(d.r); err != nil {
+			return err
+		}
+		for len(queued) > 0 {
+			r := queued[0]
+			queued = queued[1:]
+			if err := record(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// wait lands the run in flight; poll lands it only if it has ended
+	// (so a finished run is recorded as soon as the loop looks).
+	wait := func() error {
+		if inflight == nil {
+			return nil
+		}
+		return land(<-inflight)
+	}
+	poll := func() error {
+		if inflight == nil {
+			return nil
+		}
+		select {
+		case d := <-inflight:
+			return land(d)
+		default:
+			return nil
+		}
+	}
+	decided := func(r Result) error {
+		if inflight != nil {
+			queued = append(queued, r)
+			return nil
+		}
+		return record(r)
 	}
 	for _, m := range ms {
+		if err := poll(); err != nil {
+			return base, results, err
+		}
 		if err := ctx.Err(); err != nil {
 			if werr := wait(); werr != nil {
-				err = werr
+				return base, results, werr
 			}
 			return base, results, fmt.Errorf("mutate: interrupted: %w", err)
 		}
@@ -242,9 +283,16 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 				r.RanBy = bins
 			}
 			kernel, err := cfg.build(ctx, &r)
-			if err == nil && kernel != "" {
+			if err != nil {
+				if werr := wait(); werr != nil {
+					return base, results, werr
+				}
+				return base, results, err
+			}
+			if kernel != "" {
 				// Decided by its run: start it once the one before is over.
 				if err := wait(); err != nil {
+					os.Remove(kernel)
 					return base, results, err
 				}
 				ch := make(chan runDone, 1)
@@ -255,14 +303,8 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 				}(r)
 				continue
 			}
-			if err != nil {
-				if werr := wait(); werr != nil {
-					return base, results, werr
-				}
-				return base, results, err
-			}
 		}
-		if err := record(r); err != nil {
+		if err := decided(r); err != nil {
 			wait()
 			return base, results, err
 		}
@@ -271,6 +313,27 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return base, results, err
 	}
 	return base, results, nil
+}
+
+// InUseLock is the file `fsnsuite mutants` holds locked while it uses the
+// build directory build (DIR/build): DIR.in-use, beside DIR.
+func InUseLock(build string) string { return filepath.Dir(build) + ".in-use" }
+
+// lockInUse takes the in-use lock or fails at once, naming it: a second
+// campaign on one directory is a mistake to report, not to wait for.
+func lockInUse(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("mutate: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mutate: another fsnsuite mutants (or a rebuild by build-kernel.sh) is using %s (%s is locked: %v)", filepath.Dir(path), path, err)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // runDone is the end of a mutant's run in the background.
@@ -331,8 +394,14 @@ func (c *Config) build(ctx context.Context, r *Result) (kernel string, err error
 		r.Outcome, r.Reason = SameCode, SameObjectsReason
 		return "", nil
 	}
+	// The runner checks the guest kernel's configuration before booting
+	// (vm.findKernelConfig looks for "config" beside the image).
 	kernel = filepath.Join(dir, "bzImage")
 	if err := copyFile(filepath.Join(c.Build, "arch/x86/boot/bzImage"), kernel); err != nil {
+		return "", err
+	}
+	if err := copyFile(filepath.Join(c.Build, ".config"), filepath.Join(dir, "config")); err != nil {
+		os.Remove(kernel)
 		return "", err
 	}
 	return kernel, nil
@@ -342,6 +411,7 @@ func (c *Config) build(ctx context.Context, r *Result) (kernel string, err error
 // a stage's verdict is not Survived. The kernel copy is removed after.
 func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, r *Result, timeout time.Duration, kernel string) error {
 	defer os.Remove(kernel)
+	defer os.Remove(filepath.Join(filepath.Dir(kernel), "config"))
 	dir := filepath.Dir(kernel)
 	runs := [][]string{nil}
 	timeouts := []time.Duration{timeout}
@@ -365,8 +435,8 @@ func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, 
 		}
 		r.RunSeconds += rr.Seconds
 		logs.WriteString(rr.Stderr)
-		if ctx.Err() != nil {
-			return fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("mutate: interrupted: %w", err)
 		}
 		v := Judge(base, rr)
 		if v.Outcome == Survived {

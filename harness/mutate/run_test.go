@@ -125,19 +125,22 @@ func TestSameObjects(t *testing.T) {
 
 // A kernel bug report on a mutant's console that the baseline did not show
 // makes it crashed: the same report reads the same in two runs (timestamp,
-// CPU, PID and addresses taken out), and one the baseline shows too does
-// not count.
+// CPU, PID and addresses taken out), one the baseline shows too does not
+// count, and the timing watchdogs' reports (hung task, soft lockup) are no
+// bug reports.
 func TestKernelReports(t *testing.T) {
 	console := "[    1.000000] fsnsuite: booting\n" +
 		"[   12.345678] WARNING: CPU: 0 PID: 94 at include/linux/fsnotify_backend.h:280 0xffffffff8111a7bc\n" +
 		"[   12.345679] CPU: 0 PID: 94 Comm: exe Tainted: G               X   6.1.192 #14\n" +
 		"[   13.000000] BUG: kernel NULL pointer dereference, address: 0000000000000008\n" +
-		"[   14.000000] INFO: task fanotify_perm:312 blocked for more than 120 seconds.\n"
+		"[   14.000000] INFO: task fanotify_perm:312 blocked for more than 120 seconds.\n" +
+		"[   15.000000] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [exe:97]\n" +
+		"[   16.000000] UBSAN: shift-out-of-bounds in fs/notify/mark.c:120:9\n"
 	got := KernelReports(console)
 	want := []string{
 		"WARNING: at include/linux/fsnotify_backend.h:280",
 		"BUG: kernel NULL pointer dereference, address:",
-		"INFO: task fanotify_perm blocked for more than 120 seconds.",
+		"UBSAN: shift-out-of-bounds in fs/notify/mark.c:120:9",
 	}
 	assert.DeepEqual(t, got, want)
 	other := strings.ReplaceAll(strings.ReplaceAll(console, "PID: 94", "PID: 1207"), "0xffffffff8111a7bc", "0xffffffff8222b8cd")

@@ -48,6 +48,13 @@ if [ -f "$dir/build/.done" ]; then
 	exit 0
 fi
 
+# A campaign on a half-built directory holds DIR.in-use (fsnsuite mutants'
+# lock, beside DIR): the directory is not removed under it.
+exec 8>"$dir.in-use"
+if ! flock -n 8; then
+	echo "mutants build: $dir is in use by an fsnsuite mutants ($dir.in-use is locked) but not finished: not rebuilding it" >&2
+	exit 1
+fi
 echo "mutants build: building the kernel to mutate from $ksrc in $dir (cache key $key)" >&2
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -57,4 +64,5 @@ JOBS=${JOBS:-2} nice -n "${NICE:-19}" sh "$repo/scripts/vm/build-kernel.sh" "$di
 end=$(date +%s)
 echo "mutants build: done in $((end - start))s; $(du -sh "$dir/build" | cut -f1) in $dir/build" >&2
 touch "$dir/build/.done"
+exec 8>&-
 echo "$dir"

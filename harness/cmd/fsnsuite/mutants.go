@@ -53,8 +53,9 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 			"Plants one fault at a time in fs/notify's C source (dnotify left out), builds\n"+
 			"the kernel incrementally in DIR/build, runs the correctness suite on it under\n"+
 			"qemu and compares each leaf with the unmutated kernel's run: killed (a leaf\n"+
-			"went from pass to fail), survived, crashed/hung (counted as killed),\n"+
-			"build-failed, not covered (coverage data), equivalent (listed).\n"+
+			"went from pass to fail), survived, crashed/hung or a kernel bug report\n"+
+			"(counted as killed), build-failed, not covered (coverage data), equivalent\n"+
+			"(listed), same-code (compiled to the unmutated objects).\n"+
 			"scripts/mutants/mutants.sh (make mutants) prepares DIR and runs this.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
