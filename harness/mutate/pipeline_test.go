@@ -1,0 +1,125 @@
+package mutate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/fsnsuite/fsnsuite/harness/coverage"
+)
+
+// fakeMake stands for make: it "compiles" the source copy's fs/notify into
+// one object and a bzImage that hold the source's text, so the fake suite
+// can tell the mutants apart, and fails on a line that says BUILDFAIL.
+const fakeMake = `#!/bin/sh
+while [ $# -gt 0 ]; do
+	case $1 in
+	-C) src=$2; shift ;;
+	O=*) build=${1#O=} ;;
+	esac
+	shift
+done
+if grep -q BUILDFAIL "$src"/fs/notify/*.c; then echo "a.c:1: error: no"; exit 1; fi
+mkdir -p "$build/fs/notify" "$build/arch/x86/boot"
+cat "$src"/fs/notify/*.c > "$build/fs/notify/a.o"
+cp "$build/fs/notify/a.o" "$build/arch/x86/boot/bzImage"
+echo CONFIG_FANOTIFY=y > "$build/.config"
+`
+
+// fakeSuite stands for bin/fsnsuite -kernel K -results DIR: one leaf, which
+// fails on a kernel whose source says "if (!x)", after a pause (so that
+// builds overlap runs).
+const fakeSuite = `#!/bin/sh
+while [ $# -gt 0 ]; do
+	case $1 in
+	-kernel) kernel=$2; shift ;;
+	-results) dir=$2; shift ;;
+	esac
+	shift
+done
+sleep 0.3
+mkdir -p "$dir"
+st=pass; rc=0
+if grep -q 'if (!x)' "$kernel"; then st=fail; rc=1; fi
+echo '{"suite":"fsnsuite","start":"2026-01-01T00:00:00Z"}' > "$dir/run.json"
+echo '{"version":"TAP version 13","status":"'$st'","plan":1,"children":[{"name":"b","number":1,"status":"'$st'","plan":1,"children":[{"name":"a","number":1,"status":"'$st'","plan":-1}]}]}' > "$dir/results.json"
+exit $rc
+`
+
+// TestRunOverlapped runs the whole loop with a fake make and a fake suite:
+// every mutant gets its verdict, in the sample's order, though runs overlap
+// the next build and mutants decided without a run (not covered, build
+// failed) come between them; the source copy is unmutated at the end, and
+// no bzImage copy is left behind.
+func TestRunOverlapped(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	assert.NilError(t, os.MkdirAll(bin, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(bin, "make"), []byte(fakeMake), 0o755))
+	suite := filepath.Join(bin, "fsnsuite")
+	assert.NilError(t, os.WriteFile(suite, []byte(fakeSuite), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+
+	rel := "fs/notify/a.c"
+	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\tif (y)", "\t\treturn -ENOENT;", "\treturn 0;")
+	ksrc, src, build := filepath.Join(root, "ksrc"), filepath.Join(root, "dir", "src"), filepath.Join(root, "dir", "build")
+	for _, d := range []string{ksrc, src} {
+		assert.NilError(t, os.MkdirAll(filepath.Join(d, "fs/notify"), 0o755))
+		assert.NilError(t, os.WriteFile(filepath.Join(d, rel), []byte(orig), 0o644))
+	}
+	ms := Generate(rel, orig, nil)
+	sum, err := FileSum(filepath.Join(ksrc, rel))
+	assert.NilError(t, err)
+	// Line 7 ("return 0;") never ran: its mutants are not covered.
+	lines := &coverage.LineData{Files: map[string]coverage.LineFile{rel: {SHA256: sum, Lines: map[int]coverage.LineCount{
+		3: {Suite: 1}, 4: {Suite: 1}, 5: {Suite: 1}, 6: {Suite: 1}, 7: {Suite: 0},
+	}}}}
+	// One mutant that does not build, between the others.
+	ms = append(ms[:2:2], append([]Mutant{{ID: "buildfail0", File: rel, Line: 5, Orig: "\tif (y)", New: "\tif (y) BUILDFAIL", Op: "negate", Func: "f"}}, ms[2:]...)...)
+
+	cfg := &Config{KSRC: ksrc, Src: src, Build: build, Suite: suite, Results: filepath.Join(root, "results"), Jobs: 1, Lines: lines, NoStages: true}
+	var seen [][]string
+	_, rs, err := Run(context.Background(), cfg, ms, func(_ *Baseline, rs []Result) error {
+		var ids []string
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		seen = append(seen, ids)
+		return nil
+	})
+	assert.NilError(t, err)
+	assert.Equal(t, len(rs), len(ms))
+	var covered, notCovered, killed, buildFailed int
+	for i, r := range rs {
+		assert.Equal(t, r.ID, ms[i].ID, "result %d is not the sample's mutant %d", i, i)
+		switch {
+		case r.Line == 7:
+			assert.Equal(t, r.Outcome, NotCovered, r.Where())
+			notCovered++
+		case r.ID == "buildfail0":
+			assert.Equal(t, r.Outcome, BuildFailed)
+			buildFailed++
+		case strings.Contains(r.New, "if (!x)"):
+			assert.Equal(t, r.Outcome, Killed, r.Where())
+			killed++
+		default:
+			assert.Equal(t, r.Outcome, Survived, "%s %s", r.Where(), r.New)
+			covered++
+		}
+		_, err := os.Stat(filepath.Join(cfg.Results, r.ID, "bzImage"))
+		assert.Assert(t, os.IsNotExist(err), "%s: the bzImage copy is left", r.ID)
+	}
+	assert.Assert(t, notCovered > 0 && killed == 1 && buildFailed == 1 && covered > 0, "not covered %d, killed %d, build failed %d, survived %d", notCovered, killed, buildFailed, covered)
+	// The report grew one mutant at a time, each a prefix of the next.
+	assert.Equal(t, len(seen), len(ms))
+	for i, ids := range seen {
+		assert.Equal(t, len(ids), i+1)
+	}
+	b, err := os.ReadFile(filepath.Join(src, rel))
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), orig, "the source copy is left mutated")
+}
