@@ -315,6 +315,10 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 	return base, results, nil
 }
 
+// PanicOnReport is the kernel command line of every run: an oops or a
+// WARN panics (kernel/panic.c: oops=panic sets panic_on_oops, panic_on_warn).
+const PanicOnReport = "oops=panic panic_on_warn=1"
+
 // InUseLock is the file `fsnsuite mutants` holds locked while it uses the
 // build directory build (DIR/build): DIR.in-use, beside DIR.
 func InUseLock(build string) string { return filepath.Dir(build) + ".in-use" }
@@ -646,7 +650,12 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	if cpus <= 0 {
 		cpus = 2
 	}
-	args := []string{"-kernel", kernel, "-no-perf", "-results", dir,
+	// A kernel bug report ends the run at once (a panic: crashed), where
+	// the task that hit it would otherwise hang the run until its timeout
+	// (minutes); the baseline runs so too, so a kernel that warns unmutated
+	// stops the analysis instead of hiding every mutant's warning. Runner
+	// flags in SuiteArgs come later and win.
+	args := []string{"-kernel", kernel, "-no-perf", "-results", dir, "-vm-append", PanicOnReport,
 		"-j=" + strconv.Itoa(cpus), "-vm-cpus", strconv.Itoa(cpus)}
 	if c.VMMem > 0 {
 		args = append(args, "-vm-mem", strconv.Itoa(c.VMMem))
