@@ -31,6 +31,11 @@ var cases = []harness.Case{
 		Run:  fdinfoWatches,
 	},
 	{
+		Name: "ioctl_setnextwd",
+		Doc:  "ioctl(INOTIFY_IOC_SETNEXTWD, n) makes n the next watch descriptor (CRIU's restore); 0 and INT_MAX+1 are EINVAL and leave the next one as it was",
+		Run:  ioctlSetNextWd,
+	},
+	{
 		Name: "fionread",
 		Doc:  "ioctl(FIONREAD) is the byte count of the queued events, names padded to 16 bytes, and 0 once read",
 		Run:  fionread,
@@ -191,6 +196,72 @@ func inotifyEventLen(name string) int {
 		return hdr
 	}
 	return hdr + (len(name)+1+hdr-1)/hdr*hdr
+}
+
+// inotifyIocSetNextWd is INOTIFY_IOC_SETNEXTWD, _IOW('I', 0, __s32)
+// (include/uapi/linux/inotify.h).
+const inotifyIocSetNextWd = 0x40044900
+
+// ioctlSetNextWd: fs/notify/inotify/inotify_user.c inotify_ioctl, under
+// CONFIG_CHECKPOINT_RESTORE (since 4.16, e1603b6effe1 "inotify: Extend
+// ioctl to allow to request id of new watch descriptor"): an argument from
+// 1 to INT_MAX becomes the cursor of the instance's IDR (idr_set_cursor),
+// so inotify_add_watch's idr_alloc_cyclic hands out that number next, and
+// the one after it then; any other argument is -EINVAL with the cursor
+// untouched. Without CONFIG_CHECKPOINT_RESTORE the command is unknown:
+// -ENOTTY (the switch's default).
+func ioctlSetNextWd(t *harness.T) {
+	setnext := func(arg uintptr) error {
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(t.Inotify(0).Fd()), inotifyIocSetNextWd, arg)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	if err := setnext(1); errors.Is(err, unix.ENOTTY) {
+		t.Skipf("INOTIFY_IOC_SETNEXTWD: ENOTTY: this kernel is built without CONFIG_CHECKPOINT_RESTORE (inotify_ioctl)")
+	}
+	f := []string{t.Path("f1"), t.Path("f2"), t.Path("f3")}
+	setup.Touch(t, f...)
+	in := t.Inotify(0)
+	ioctl := func(arg uintptr) error {
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(in.Fd()), inotifyIocSetNextWd, arg)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	add := func(path string, want int32, did string) {
+		t.Helper()
+		wd, err := in.AddWatch(path, unix.IN_OPEN)
+		if err != nil {
+			t.Fatalf("inotify_add_watch(%s): %v", path, err)
+		}
+		if wd != want {
+			t.Errorf("%s: inotify_add_watch(%s) = wd %d, want %d", did, filepath.Base(path), wd, want)
+		}
+	}
+	if err := ioctl(100); err != nil {
+		t.Fatalf("ioctl(INOTIFY_IOC_SETNEXTWD, 100): %v, want success", err)
+	}
+	add(f[0], 100, "after SETNEXTWD 100")
+	add(f[1], 101, "the watch after it")
+	for _, arg := range []uintptr{0, 1 << 31} {
+		if err := ioctl(arg); !errors.Is(err, unix.EINVAL) {
+			t.Errorf("ioctl(INOTIFY_IOC_SETNEXTWD, %d): %v, want EINVAL (1..INT_MAX only)", arg, err)
+		}
+	}
+	add(f[2], 102, "after SETNEXTWD 0 and 2^31 failed")
+	// The numbers are the watches' own: an event on f1 carries wd 100.
+	a := t.Actor()
+	if _, err := a.ReadFile(f[0], 1); err != nil {
+		t.Fatalf("%v", err)
+	}
+	got, err := in.Drain()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	expect.Inotify(t, "SETNEXTWD 100, watches IN_OPEN on f1 (wd 100), f2, f3; actor opens f1", got, []inotify.Event{{Wd: 100, Mask: unix.IN_OPEN}})
 }
 
 // fionread: inotify(7) "ioctl(2) FIONREAD returns the number of bytes
