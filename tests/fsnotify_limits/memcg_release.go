@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/memcg"
+	"github.com/fsnsuite/fsnsuite/harness/reexec"
+)
+
+// roleMemcgGroups is the reexec role of memcg_released_after_groups' child.
+const roleMemcgGroups = "limits_memcg_groups"
+
+// memcgReleaseWait bounds the wait for a removed cgroup to be freed: its
+// last reference goes with an RCU grace period and a work item
+// (css_release, css_free_rwork_fn in kernel/cgroup/cgroup.c).
+const memcgReleaseWait = 5 * time.Second
+
+var memcgReleaseCase = harness.Case{
+	Name: "memcg_released_after_groups",
+	Doc: "a memory cgroup in which a process made and closed an inotify and a fanotify group is freed once removed, as one in " +
+		"which the process made none is (each group's reference to the creator's memcg is put when the group is freed)",
+	Needs: []*feature.Feature{feature.Fanotify},
+	Run:   memcgReleasedAfterGroups,
+}
+
+// memcgReleasedAfterGroups: fsnotify_alloc_group takes a reference to the
+// memory cgroup of the task that makes the group (group->memcg =
+// get_mem_cgroup_from_mm(current->mm), fs/notify/group.c, since 5.x), so
+// that the group's events are charged there, and fsnotify_final_destroy_group
+// puts it (mem_cgroup_put) when the group is freed. A cgroup removed
+// (rmdir) while a reference is held is offline but not freed: its parent's
+// cgroup.stat counts it in nr_dying_descendants (cgroup-v2.rst) until the
+// last reference goes. The case makes a private parent with two children:
+// in one a process makes nothing (the control: a kernel or a setup that
+// keeps a removed cgroup for another reason, such as a page cache page
+// charged to it, makes the case undecided, not failed), in the other it
+// makes and closes one inotify and one fanotify group; both processes exit
+// and both children are removed; the parent must then count no dying
+// descendant. A lost mem_cgroup_put keeps the second child dying for good.
+func memcgReleasedAfterGroups(t *harness.T) {
+	mnt := t.TempDir()
+	parent, err := memcg.Open(fmt.Sprintf("%s%d-release", memcg.StalePrefix, os.Getpid()), mnt)
+	if errors.Is(err, memcg.ErrNoMemcg) {
+		t.Skipf("%v", err)
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EBUSY) {
+		t.Skipf("cannot make a memory cgroup here (a container's read-only or delegated cgroup tree): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	if parent.V1 {
+		parent.Remove()
+		t.Skipf("cgroup v1's memory hierarchy: no cgroup.stat nr_dying_descendants to see a removed cgroup that is not freed (cgroup v2 only)")
+	}
+	warm := filepath.Join(parent.Dir, "warm")
+	children := []string{filepath.Join(parent.Dir, "control"), filepath.Join(parent.Dir, "groups")}
+	defer func() {
+		for _, c := range append(children, warm) {
+			unix.Rmdir(c)
+		}
+		if err := parent.Remove(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	}()
+	if err := os.WriteFile(filepath.Join(parent.Dir, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
+		t.Skipf("cannot pass the memory controller to children of %s: %v", parent.Dir, err)
+	}
+	// A first child in a cgroup that stays until the verdict faults in
+	// what the others will run (pages of the binary and of the runtime),
+	// so the page cache they use is charged there, not to a cgroup that is
+	// removed and would be kept for it.
+	for _, run := range []struct{ dir, mode string }{{warm, "groups"}, {children[0], "none"}, {children[1], "groups"}} {
+		if err := os.Mkdir(run.dir, 0o755); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+		cmd := reexec.Command(roleMemcgGroups, "", run.dir, run.mode)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("child in %s (%s): %s", run.dir, run.mode, reexec.Failure(err, errOut.Bytes()))
+		}
+	}
+	dying := func() int64 {
+		b, err := os.ReadFile(filepath.Join(parent.Dir, "cgroup.stat"))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "nr_dying_descendants "); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("cgroup.stat %q: %v", l, err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("%s/cgroup.stat has no nr_dying_descendants line", parent.Dir)
+		return 0
+	}
+	// rmdir, then wait for the frees: the control first, alone.
+	remove := func(dir string) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+			err := unix.Rmdir(dir)
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+				t.Fatalf("rmdir %s: %v", dir, err)
+			}
+		}
+	}
+	waitFreed := func() (int64, time.Duration) {
+		start := time.Now()
+		for {
+			n := dying()
+			if n == 0 || time.Since(start) > memcgReleaseWait {
+				return n, time.Since(start)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	remove(children[0])
+	if n, waited := waitFreed(); n != 0 {
+		t.Skipf("undecided: the control cgroup, whose process made no group, is still dying %v after its removal (nr_dying_descendants %d): something else holds it here (a page charged to it), so a leaked reference could not be told apart", waited.Round(time.Millisecond), n)
+	}
+	remove(children[1])
+	n, waited := waitFreed()
+	t.Logf("the control cgroup was freed; the one whose process made and closed an inotify and a fanotify group: %d dying after %v", n, waited.Round(time.Millisecond))
+	if n != 0 {
+		t.Errorf("the memory cgroup in which a process made and closed an inotify and a fanotify group is still dying %v after its removal (nr_dying_descendants %d; the control's was freed): a group did not put its reference to the memcg (fsnotify_final_destroy_group: mem_cgroup_put)", waited.Round(time.Millisecond), n)
+	}
+}
+
+// runMemcgGroups is the child: args are the cgroup directory and "none" or
+// "groups" (make and close one inotify and one fanotify group there).
+func runMemcgGroups(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "want cgroup, mode")
+		return 2
+	}
+	g := &memcg.Group{Dir: args[0]}
+	if err := g.Enter(0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if args[1] != "groups" {
+		return 0
+	}
+	ifd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inotify_init1:", err)
+		return 1
+	}
+	ffd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC, unix.O_RDONLY)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fanotify_init:", err)
+		return 1
+	}
+	unix.Close(ifd)
+	unix.Close(ffd)
+	return 0
+}
