@@ -29,8 +29,9 @@ const memcgReleaseWait = 5 * time.Second
 
 var memcgReleaseCase = harness.Case{
 	Name: "memcg_released_after_groups",
-	Doc: "a memory cgroup in which a process made and closed an inotify and a fanotify group is freed once removed, as one in " +
-		"which the process made none is (each group's reference to the creator's memcg is put when the group is freed)",
+	Doc: "a memory cgroup in which a process made an inotify and a fanotify group, each with a watch or mark added twice, and " +
+		"closed them is freed once removed, as one in which the process made none is (each group's reference to the creator's " +
+		"memcg is put when the group is freed, and a group is freed once its marks are)",
 	Needs: []*feature.Feature{feature.Fanotify},
 	Run:   memcgReleasedAfterGroups,
 }
@@ -147,7 +148,8 @@ func memcgReleasedAfterGroups(t *harness.T) {
 }
 
 // runMemcgGroups is the child: args are the cgroup directory and "none" or
-// "groups" (make and close one inotify and one fanotify group there).
+// "groups" (make one inotify and one fanotify group there, add a watch and
+// a mark on the cgroup's directory twice each, close both groups).
 func runMemcgGroups(args []string) int {
 	if len(args) != 2 {
 		fmt.Fprintln(os.Stderr, "want cgroup, mode")
@@ -170,6 +172,21 @@ func runMemcgGroups(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fanotify_init:", err)
 		return 1
+	}
+	// A watch and a mark on the cgroup's directory, each added twice: the
+	// second call finds the first and updates it (inotify_update_existing_watch,
+	// fanotify_add_mark: each takes and puts a reference to the mark). A
+	// mark holds its group, so a mark never freed keeps the group, and the
+	// group the memcg.
+	for i := 0; i < 2; i++ {
+		if _, err := unix.InotifyAddWatch(ifd, args[0], unix.IN_MODIFY); err != nil {
+			fmt.Fprintln(os.Stderr, "inotify_add_watch:", err)
+			return 1
+		}
+		if err := unix.FanotifyMark(ffd, unix.FAN_MARK_ADD, unix.FAN_MODIFY, unix.AT_FDCWD, args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, "fanotify_mark:", err)
+			return 1
+		}
 	}
 	unix.Close(ifd)
 	unix.Close(ffd)
