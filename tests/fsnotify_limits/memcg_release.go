@@ -143,7 +143,7 @@ func memcgReleasedAfterGroups(t *harness.T) {
 	n, waited := waitFreed()
 	t.Logf("the control cgroup was freed; the one whose process made and closed an inotify and a fanotify group: %d dying after %v", n, waited.Round(time.Millisecond))
 	if n != 0 {
-		t.Errorf("the memory cgroup in which a process made and closed an inotify and a fanotify group is still dying %v after its removal (nr_dying_descendants %d; the control's was freed): a group did not put its reference to the memcg (fsnotify_final_destroy_group: mem_cgroup_put)", waited.Round(time.Millisecond), n)
+		t.Errorf("the memory cgroup in which a process made and closed an inotify and a fanotify group (a watch and a mark added twice each) is still dying %v after its removal (nr_dying_descendants %d; the control's was freed): its reference from a group was not put (fsnotify_final_destroy_group: mem_cgroup_put), or a group was not freed (a mark reference not put keeps the mark, which holds its group)", waited.Round(time.Millisecond), n)
 	}
 }
 
