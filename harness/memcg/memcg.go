@@ -222,6 +222,19 @@ func SweepStale(dir string) {
 		if err != nil || pid <= 0 || unix.Kill(pid, 0) == nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
 			continue
 		}
-		_ = unix.Rmdir(filepath.Join(dir, e.Name()))
+		removeTree(filepath.Join(dir, e.Name()))
 	}
+}
+
+// removeTree removes a cgroup and the cgroups below it, deepest first (a
+// cgroup with a child cannot be removed).
+func removeTree(dir string) {
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				removeTree(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	_ = unix.Rmdir(dir)
 }

@@ -16,11 +16,11 @@ import (
 // mutant that really loops hangs the run instead.
 var reportMarkers = []string{"WARNING:", "BUG:", "kernel BUG at", "Oops:", "general protection fault", "UBSAN:", "KASAN:"}
 
-var timingReports = []string{"soft lockup", "hard LOCKUP", "blocked for more than", "rcu_sched", "rcu_preempt", "stall"}
+var timingReports = []string{"soft lockup", "hard LOCKUP", "blocked for more than", "rcu_sched", "rcu_preempt", "stall", "workqueue lockup"}
 
 var (
 	consoleStamp = regexp.MustCompile(`^\[\s*[0-9.]+\]\s*`)
-	cpuPid       = regexp.MustCompile(`\s*CPU: \d+ (UID: \d+ )?PID: \d+`)
+	cpuPid       = regexp.MustCompile(`\s*CPU: \d+ (UID: \d+ )?PID: \d+|,? CPU#\d+: \S+/\d+`)
 	hexAddr      = regexp.MustCompile(`\s*(0x)?[0-9a-f]{8,}\b|\+0x[0-9a-f]+/0x[0-9a-f]+`)
 )
 

@@ -38,9 +38,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-kernel) kernel=$2; shift ;;
 	-results) dir=$2; shift ;;
+	-vm-append) app=$2; shift ;;
 	esac
 	shift
 done
+case $app in *"oops=panic panic_on_warn=1"*) ;; *) echo "no panic options: $app" >&2; exit 3 ;; esac
 sleep 0.3
 mkdir -p "$dir"
 st=pass; rc=0

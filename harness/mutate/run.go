@@ -319,6 +319,29 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 // WARN panics (kernel/panic.c: oops=panic sets panic_on_oops, panic_on_warn).
 const PanicOnReport = "oops=panic panic_on_warn=1"
 
+// splitVMAppend takes the -vm-append flags out of runner flags and returns
+// the rest with their values joined: the runner keeps only the last
+// -vm-append, so a user's would otherwise drop PanicOnReport.
+func splitVMAppend(args []string) (rest []string, appendLine string) {
+	var parts []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "vm-append" {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			i++
+			val = args[i]
+		}
+		if val != "" {
+			parts = append(parts, val)
+		}
+	}
+	return rest, strings.Join(parts, " ")
+}
+
 // InUseLock is the file `fsnsuite mutants` holds locked while it uses the
 // build directory build (DIR/build): DIR.in-use, beside DIR.
 func InUseLock(build string) string { return filepath.Dir(build) + ".in-use" }
@@ -655,7 +678,12 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	// (minutes); the baseline runs so too, so a kernel that warns unmutated
 	// stops the analysis instead of hiding every mutant's warning. Runner
 	// flags in SuiteArgs come later and win.
-	args := []string{"-kernel", kernel, "-no-perf", "-results", dir, "-vm-append", PanicOnReport,
+	suiteArgs, userAppend := splitVMAppend(c.SuiteArgs)
+	appendLine := PanicOnReport
+	if userAppend != "" {
+		appendLine += " " + userAppend
+	}
+	args := []string{"-kernel", kernel, "-no-perf", "-results", dir, "-vm-append", appendLine,
 		"-j=" + strconv.Itoa(cpus), "-vm-cpus", strconv.Itoa(cpus)}
 	if c.VMMem > 0 {
 		args = append(args, "-vm-mem", strconv.Itoa(c.VMMem))
@@ -663,7 +691,7 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	if timeout > 0 {
 		args = append(args, "-vm-timeout", timeout.String())
 	}
-	args = append(args, c.SuiteArgs...)
+	args = append(args, suiteArgs...)
 	args = append(args, extra...)
 	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
 	if err != nil {

@@ -145,6 +145,12 @@ func TestKernelReports(t *testing.T) {
 	assert.DeepEqual(t, got, want)
 	other := strings.ReplaceAll(strings.ReplaceAll(console, "PID: 94", "PID: 1207"), "0xffffffff8111a7bc", "0xffffffff8222b8cd")
 	assert.DeepEqual(t, KernelReports(other), want)
+	// 7.3's WARN format puts the CPU and the task after the place.
+	assert.DeepEqual(t, KernelReports("WARNING: fs/notify/mark.c:120 at fsnotify_put_mark+0x1a/0x40, CPU#1: exe/312\n"),
+		[]string{"WARNING: fs/notify/mark.c:120 at fsnotify_put_mark"})
+	rest, line := splitVMAppend([]string{"-run", "x", "-vm-append", "clocksource=jiffies", "--vm-append=a=b", "-j=2"})
+	assert.DeepEqual(t, rest, []string{"-run", "x", "-j=2"})
+	assert.Equal(t, line, "clocksource=jiffies a=b")
 
 	dir := t.TempDir()
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "vm-console.log"), []byte(console), 0o644))
