@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,17 +57,7 @@ var memcgReleaseCase = harness.Case{
 // and both children are removed; the parent must then count no dying
 // descendant. A lost mem_cgroup_put keeps the second child dying for good.
 func memcgReleasedAfterGroups(t *harness.T) {
-	mnt := t.TempDir()
-	parent, err := memcg.Open(fmt.Sprintf("%s%d-release", memcg.StalePrefix, os.Getpid()), mnt)
-	if errors.Is(err, memcg.ErrNoMemcg) {
-		t.Skipf("%v", err)
-	}
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EBUSY) {
-		t.Skipf("cannot make a memory cgroup here (a container's read-only or delegated cgroup tree): %v", err)
-	}
-	if err != nil {
-		t.Fatalf("setup: %v", err)
-	}
+	parent := openMemcg(t, "release")
 	if parent.V1 {
 		parent.Remove()
 		t.Skipf("cgroup v1's memory hierarchy: no cgroup.stat nr_dying_descendants to see a removed cgroup that is not freed (cgroup v2 only)")
@@ -119,16 +108,11 @@ func memcgReleasedAfterGroups(t *harness.T) {
 		t.Fatalf("%s/cgroup.stat has no nr_dying_descendants line", parent.Dir)
 		return 0
 	}
+	// memcg.Group.Remove retries an rmdir while an exited member is reaped.
 	remove := func(dir string) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
-			err := unix.Rmdir(dir)
-			if err == nil {
-				return
-			}
-			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-				t.Fatalf("rmdir %s: %v", dir, err)
-			}
+		if err := (&memcg.Group{Dir: dir}).Remove(); err != nil {
+			t.Fatalf("%v", err)
 		}
 	}
 	// removeFreed removes dir and waits until the parent counts no more

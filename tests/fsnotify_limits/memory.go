@@ -196,17 +196,7 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 			t.Fatalf("setup: %v", err)
 		}
 	}
-	mnt := t.TempDir()
-	g, err := memcg.Open(fmt.Sprintf("%s%d-%s", memcg.StalePrefix, os.Getpid(), o.name), mnt)
-	if errors.Is(err, memcg.ErrNoMemcg) {
-		t.Skipf("%v", err)
-	}
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EBUSY) {
-		t.Skipf("cannot make a memory cgroup here (a container's read-only or delegated cgroup tree, or a cgroup2 root with processes that cannot pass the memory controller on): %v", err)
-	}
-	if err != nil {
-		t.Fatalf("setup: %v", err)
-	}
+	g := openMemcg(t, o.name)
 	defer func() {
 		if err := g.Remove(); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -247,6 +237,24 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 		t.Errorf("%d %s objects made and closed one at a time left %d bytes charged to their memory cgroup (%s) after %v, want under %d (%d per object): closing does not free what the object allocated (one held object charged %d)",
 			rep.Iterations, o.name, rep.LeftBytes, hier, rep.Waited.Round(time.Millisecond), bound, o.leakBytes, per)
 	}
+}
+
+// openMemcg makes the case's private memory cgroup (memcg.Open, named so
+// that memcg.SweepStale finds it if this process dies), or skips saying why
+// none can be made here.
+func openMemcg(t *harness.T, name string) *memcg.Group {
+	t.Helper()
+	g, err := memcg.Open(fmt.Sprintf("%s%d-%s", memcg.StalePrefix, os.Getpid(), name), t.TempDir())
+	if errors.Is(err, memcg.ErrNoMemcg) {
+		t.Skipf("%v", err)
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EBUSY) {
+		t.Skipf("cannot make a memory cgroup here (a container's read-only or delegated cgroup tree, or a cgroup2 root with processes that cannot pass the memory controller on): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	return g
 }
 
 // runMemcgChild is the child's main: args are the object kind, the file to

@@ -67,7 +67,9 @@ type churn struct {
 // in a later round, on the one vCPU, in different rounds in each block: a
 // round's count then varies by itself. 25 ms is 6 jiffies at HZ=250, 2.5 at
 // HZ=100; the guest's clock skips idle time there (sleep=off), so the wait
-// costs no real time, only budget (quiesceBudget).
+// costs no real time, only budget (quiesceBudget). The chunks' wall figure
+// (insn/op) then includes the waits and means nothing in this mode; the
+// gated figure is the workers' own count (cpu-insn/op), which does not.
 const (
 	quiesceICount = 25 * time.Millisecond
 	quiesceBudget = 120 * time.Second
