@@ -70,6 +70,13 @@ var apiCases = []harness.Case{
 		Needs:    []*feature.Feature{feature.MarkFilesystem},
 		Run:      removeMountFilesystemMarks,
 	},
+	{
+		Name: "init_lowest_descriptor",
+		Doc: "with descriptor 0 free fanotify_init returns 0, and that descriptor is the group: a mark added through it " +
+			"reports the next open (fanotify_init(2) returns a new descriptor, the lowest free one: alloc_fd)",
+		Filesystems: []string{},
+		Run:         initLowestDescriptor,
+	},
 }
 
 // initFlagsInvalid: fanotify_init(2) ERRORS "EINVAL An invalid value was
@@ -632,4 +639,50 @@ func removeMountFilesystemMarks(t *harness.T) {
 			expect.Errno(t, "FAN_MARK_REMOVE of the removed "+k.name+" mark", g.Remove(k.flags, unix.FAN_CLOSE_NOWRITE, t.Dir()), unix.ENOENT)
 		})
 	}
+}
+
+// initLowestDescriptor: fanotify_init(2) "returns a file descriptor for a
+// new event group"; anon_inode_getfd takes the lowest free descriptor
+// (alloc_fd in fs/file.c), so with 0 free the group is descriptor 0, and
+// sys_fanotify_init must take only a negative value for an error ("if (fd <
+// 0) goto out_destroy_group"): a kernel that also destroyed the group for 0
+// would leave descriptor 0 on a freed group. The mark, the actor's open and
+// the read all go through descriptor 0, which is closed before stdin is
+// restored.
+func initLowestDescriptor(t *harness.T) {
+	f := t.Path("z")
+	setup.Touch(t, f)
+	a := t.Actor()
+	did := "descriptor 0 free; fanotify_init(FAN_CLASS_NOTIF|FAN_NONBLOCK); FAN_OPEN on f through it; actor opens f"
+	withFdZeroFree(t, func() {
+		fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
+		if err != nil {
+			t.Fatalf("%s: fanotify_init: %v", did, err)
+		}
+		defer unix.Close(fd)
+		if fd != 0 {
+			if h := fdZeroHolder(); h != "" {
+				t.Skipf("undecided: descriptor 0 was taken by %q before fanotify_init ran (another thread of this process opened it), which returned %d", h, fd)
+			}
+			t.Fatalf("%s: fanotify_init returned %d with descriptor 0 free, want 0 (the lowest free descriptor: alloc_fd)", did, fd)
+		}
+		if h := fdZeroHolder(); h != "anon_inode:[fanotify]" {
+			t.Fatalf("%s: descriptor 0 is %q, want anon_inode:[fanotify] (fanotify_init returned 0)", did, h)
+		}
+		if err := unix.FanotifyMark(0, unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, f); err != nil {
+			t.Fatalf("%s: fanotify_mark on descriptor 0: %v", did, err)
+		}
+		openClose(t, a, f, unix.O_RDONLY)
+		buf := make([]byte, 4096)
+		n, err := unix.Read(0, buf)
+		if err != nil {
+			t.Fatalf("%s: read of descriptor 0: %v", did, err)
+		}
+		evs, err := fanotify.Decode(buf[:n])
+		defer closeFds(evs)
+		if err != nil {
+			t.Fatalf("%s: %v", did, err)
+		}
+		expect.Fanotify(t, did, evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -64,4 +65,53 @@ func blockedOpen(t *harness.T, name string) (f string, a *actor.Actor, g *fanoti
 	}
 	waitReadable(t, g.Fd(), 10*time.Second)
 	return f, a, g, p
+}
+
+// withFdZeroFree runs fn while descriptor 0 of the case process (its stdin,
+// /dev/null) is closed, so that the next descriptor the kernel allocates is
+// 0: alloc_fd (fs/file.c) returns the lowest free number, the rule open(2)
+// states. Descriptor 0 is where a kernel that treats a valid descriptor as
+// an error ("fd <= 0", "fd > 0") differs from one that does not. fn must
+// open nothing but what it tests; stdin is restored after it, even when fn
+// stops the case.
+func withFdZeroFree(t *harness.T, fn func()) {
+	t.Helper()
+	saved, err := unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 3)
+	switch {
+	case err == unix.EBADF: // already free (started without stdin)
+		defer func() {
+			if fdZeroHolder() != "" {
+				unix.Close(0)
+			}
+		}()
+		fn()
+		return
+	case err != nil:
+		t.Fatalf("setup: dup descriptor 0: %v", err)
+	}
+	if err := unix.Close(0); err != nil {
+		unix.Close(saved)
+		t.Fatalf("setup: close descriptor 0: %v", err)
+	}
+	defer func() {
+		if err := unix.Dup3(saved, 0, 0); err != nil {
+			t.Errorf("cleanup: restore descriptor 0: %v", err)
+		}
+		unix.Close(saved)
+	}()
+	fn()
+}
+
+// fdZeroHolder names what descriptor 0 refers to (its /proc/self/fd link,
+// proc(5)), or "" when it is free. It opens nothing.
+func fdZeroHolder() string {
+	if _, err := unix.FcntlInt(0, unix.F_GETFD, 0); err != nil {
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, err := unix.Readlink("/proc/self/fd/0", buf)
+	if err != nil {
+		return fmt.Sprintf("open (readlink: %v)", err)
+	}
+	return string(buf[:n])
 }
