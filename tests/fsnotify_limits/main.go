@@ -27,7 +27,7 @@ func main() {
 		Doc:         "per-user inotify instance/watch and fanotify group/mark limits: the exact count and errno",
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
-		Cases:       append(append(cases, memCases()...), memcgReleaseCase),
-		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild, roleMemcgGroups: runMemcgGroups},
+		Cases:       append(append(cases, memCases()...), memcgReleaseCase, pidReleaseCase),
+		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild, roleMemcgGroups: runMemcgGroups, rolePidnsHolder: runPidnsHolder, rolePidnsOpener: runPidnsOpener},
 	})
 }
