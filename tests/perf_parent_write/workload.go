@@ -52,6 +52,9 @@ type bench struct {
 	crew *perf.Crew
 	plan perf.CPUPlan
 	cpus []int
+	// inTurn: the clients write one after another on the measuring thread
+	// (instruction count mode's shared_private: see runSharedPrivate).
+	inTurn bool
 
 	ifd     int // inotify instance (non-blocking) holding the mode's watch
 	wd      int
@@ -62,10 +65,11 @@ type bench struct {
 	lis         *perf.InotifyListener
 }
 
-// newBench builds the tree, opens the clients' files and starts the crew. Every
-// resource is released at the case's cleanup.
-func newBench(t *harness.T, n int) *bench {
-	b := &bench{t: t, n: n, dir: t.Path("dir"), other: t.Path("other"), wd: -1, cpuNs: make([]atomic.Int64, n)}
+// newBench builds the tree, opens the clients' files and starts the crew (with
+// inTurn a crew of one, the measuring thread, that runs the clients' jobs one
+// after another). Every resource is released at the case's cleanup.
+func newBench(t *harness.T, n int, inTurn bool) *bench {
+	b := &bench{t: t, n: n, dir: t.Path("dir"), other: t.Path("other"), wd: -1, cpuNs: make([]atomic.Int64, n), inTurn: inTurn}
 	setup.Mkdir(t, b.dir)
 	setup.Mkdir(t, b.other)
 	zero := make([]byte, fileSize)
@@ -85,7 +89,11 @@ func newBench(t *harness.T, n int) *bench {
 	b.cur.Store(&b.shared)
 
 	var err error
-	b.crew, b.plan, b.cpus, err = perf.StartCrew(n, b.job, t.Cleanup)
+	if inTurn {
+		b.crew, b.plan, b.cpus, err = perf.StartCrew(1, b.jobsInTurn, t.Cleanup)
+	} else {
+		b.crew, b.plan, b.cpus, err = perf.StartCrew(n, b.job, t.Cleanup)
+	}
 	if err != nil {
 		t.Fatalf("start %d clients: %v", n, err)
 	}
@@ -119,6 +127,16 @@ func (b *bench) job(id int) unix.Errno {
 		perf.Spin(spin)
 	}
 	b.cpuNs[id].Store(perf.ThreadCPU() - c0)
+	return 0
+}
+
+// jobsInTurn runs every client's job, one after another, on the calling thread.
+func (b *bench) jobsInTurn(int) unix.Errno {
+	for id := 0; id < b.n; id++ {
+		if e := b.job(id); e != 0 {
+			return e
+		}
+	}
 	return 0
 }
 
@@ -185,7 +203,7 @@ func (b *bench) opsPerClient() int {
 // chunk releases the crew through a futex (some microseconds of wall time, no
 // client CPU time: the gated metric), so 4 chunks of 1000 writes.
 func (b *bench) chunks() int {
-	if b.n == 1 {
+	if b.n == 1 || b.inTurn {
 		return 16
 	}
 	return 4
@@ -225,14 +243,20 @@ func (b *bench) describe(res *perf.Result) []string {
 	// contention included (a stalled load or a failed cmpxchg is CPU time).
 	if res.Clock == perf.ClockICount {
 		// The thread CPU clock runs on the instruction count too.
-		return []string{
-			"gated metric cpu-insn/op (p99-cpu-insn/op): instructions per write counted by the clients' thread CPU clocks " +
-				"(CLOCK_THREAD_CPUTIME_ID summed over the clients, / writes) of the median (99th-percentile) chunk; " +
+		var turn []string
+		if b.inTurn {
+			turn = []string{fmt.Sprintf("clients in turn: the %d clients' chunks run one after another on the measuring thread "+
+				"(instruction count mode runs one vCPU at a time, so writes from several CPUs at once, and their contention on "+
+				"a shared parent, cannot be measured here); the count is instructions per write, shared directory against "+
+				"one directory per client", b.n)}
+		}
+		return append(turn,
+			"gated metric cpu-insn/op (p99-cpu-insn/op): instructions per write counted by the clients' thread CPU clocks "+
+				"(CLOCK_THREAD_CPUTIME_ID summed over the clients, / writes) of the median (99th-percentile) chunk; "+
 				"insn/op is every vCPU's instructions per write per client while the chunk ran",
 			fmt.Sprintf("%d client(s) x %d writes per block: %s %.0f CPU insn/write, %.0f insn/write per client; "+
 				"%s %.0f CPU insn/write, %.0f insn/write per client",
-				b.n, res.OpsPerRun, res.Base, c.Base.Center, s.Base.Center, res.Cond, c.Cond.Center, s.Cond.Center),
-		}
+				b.n, res.OpsPerRun, res.Base, c.Base.Center, s.Base.Center, res.Cond, c.Cond.Center, s.Cond.Center))
 	}
 	return []string{
 		"gated metric cpu-ns/op (p99-cpu-ns/op): client CPU ns per write (CLOCK_THREAD_CPUTIME_ID summed over the clients, " +
@@ -255,7 +279,7 @@ func runOtherNone(t *harness.T, n int) {
 	if scaling(t, n, "other_none") {
 		return
 	}
-	b := newBench(t, n)
+	b := newBench(t, n, false)
 	off, on := false, false
 	none := b.cond("none", &b.shared, "", &off)
 	other := b.cond("other", &b.shared, b.other, &on)
@@ -274,11 +298,18 @@ func runOtherNone(t *harness.T, n int) {
 
 func runSharedPrivate(t *harness.T, n int) {
 	// Always n >= 2: the parent dentry's cacheline shared between CPUs is
-	// what it measures.
-	if scaling(t, n, "shared_private (one parent's cacheline written from every CPU)") {
+	// what it measures. In instruction count mode, where CPUs never contend
+	// (perf.NoContention), the clients write in turn instead, one client's
+	// chunk after another's on the measuring thread: what is left to compare
+	// is the instructions a write to a file of one shared directory costs
+	// against one to a file of its own directory (seed 004's parent reference
+	// adds its instructions to both; the contention it adds is not an
+	// instruction count).
+	inTurn := perf.ICount()
+	if !inTurn && scaling(t, n, "shared_private (one parent's cacheline written from every CPU)") {
 		return
 	}
-	b := newBench(t, n)
+	b := newBench(t, n, inTurn)
 	wd, err := unix.InotifyAddWatch(b.ifd, b.other, unix.IN_MODIFY)
 	if err != nil {
 		t.Fatalf("inotify_add_watch(%s, IN_MODIFY): %v", b.other, err)
@@ -306,7 +337,7 @@ func runWatchNone(t *harness.T, n int) {
 	if scaling(t, n, "watch_none") {
 		return
 	}
-	b := newBench(t, n)
+	b := newBench(t, n, false)
 	off, on := false, false
 	none := b.cond("none", &b.shared, "", &off)
 	watch := b.cond("watch", &b.shared, b.dir, &on)

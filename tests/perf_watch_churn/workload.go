@@ -53,7 +53,7 @@ type churn struct {
 	countEv                  func(wd int32, mask inotify.Mask, cookie uint32, name []byte)
 	// quiesce is the sleep before each round in instruction count mode
 	// (quiesceICount), 0 otherwise; the instances are then also renewed
-	// before each chunk (renew).
+	// before each round (renew).
 	quiesce time.Duration
 }
 
@@ -285,17 +285,21 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 			if err := c.drain(); err != nil {
 				return err
 			}
-			if c.quiesce > 0 {
-				if err := c.renew(); err != nil {
-					return err
-				}
-			}
 			c.paths.Store(paths)
 			c.spin.Store(int64(r.Spin))
 			c.rmCalls += int64(r.N) * int64(len(*paths))
 			for i := 0; i < r.N; i++ {
 				if c.quiesce > 0 {
-					// Untimed (the latencies are the workers' CPU times).
+					// Untimed (the latencies are the workers' CPU times):
+					// every round starts from the same state, with the last
+					// round's IN_IGNORED events read (freed), new instances
+					// (renew) and the deferred frees run.
+					if err := c.drain(); err != nil {
+						return err
+					}
+					if err := c.renew(); err != nil {
+						return err
+					}
 					time.Sleep(c.quiesce)
 				}
 				c.ready.Store(0)
@@ -314,14 +318,14 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 }
 
 // renew replaces each instance by a new one (instruction count mode, before
-// each chunk, untimed). An instance's watch descriptors only grow
+// each round, untimed). An instance's watch descriptors only grow
 // (inotify_add_watch takes them from idr_alloc_cyclic,
 // fs/notify/inotify/inotify_user.c inotify_add_to_idr): with one watch at a
 // time, each add allocates the radix tree's nodes down to its slot and each
 // remove frees them through RCU (lib/radix-tree.c delete_node), two levels
 // of them once the numbers pass 64. Left to grow, the blocks' counts were
 // serially correlated on 7.3 (the base's interval, widened for that, was
-// unbounded). A new instance starts again at wd 1, so every chunk does the
+// unbounded). A new instance starts again at wd 1, so every round does the
 // same work: a one-level tree. That is less than a long-lived instance does
 // (timing mode, the seed): on 6.1 11745 against 12241 instructions per
 // watch, -4%, the same on both sides of the comparison and on every kernel.
