@@ -326,9 +326,13 @@ func (c *churn) condition(name string, paths *[]*byte) perf.Condition {
 // of them once the numbers pass 64. Left to grow, the blocks' counts were
 // serially correlated on 7.3 (the base's interval, widened for that, was
 // unbounded). A new instance starts again at wd 1, so every round does the
-// same work: a one-level tree. That is less than a long-lived instance does
-// (timing mode, the seed): on 6.1 11745 against 12241 instructions per
-// watch, -4%, the same on both sides of the comparison and on every kernel.
+// same work: each watch is its instance's first, in a one-level tree. That
+// is less than a long-lived instance does (timing mode, the seed): on 6.1
+// 11474 against 12241 instructions per watch, -6%, the same on both sides of
+// the comparison and on every kernel. Renewed before each chunk only (wds 1
+// to 5), 6.1 counted 11745 and was exact, 7.3 was not ([0.9997,1.0003]):
+// the rounds of a chunk then differ by their wd and by the IN_IGNORED
+// events queued by the rounds before them.
 // The instances have no watch here (verify), so closing one queues nothing.
 func (c *churn) renew() error {
 	for i, fd := range c.fds {
