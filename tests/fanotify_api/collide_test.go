@@ -33,3 +33,20 @@ func TestCollidingNames(t *testing.T) {
 		t.Errorf("hashes %#08x (%q) and %#08x (%q) differ in their low %d bits", a, collideShort, b, collideLong, hashBits)
 	}
 }
+
+// TestCollidingFsids: merge_fsid_hash_collision's fsids differ in val[0]
+// only, and fanotify_hash_fsid gives them the same 29-bit hash, else the
+// case could not tell a kernel that compares one half of the fsid from one
+// that compares both.
+func TestCollidingFsids(t *testing.T) {
+	a, b := collidingFsidHalves()
+	if a == b {
+		t.Fatalf("val[0] %#x twice", a)
+	}
+	if ha, hb := fsidHash29(a, fsidHalfShared), fsidHash29(b, fsidHalfShared); ha != hb {
+		t.Errorf("fsid hashes %#x and %#x differ", ha, hb)
+	}
+	if got, want := ext4UUIDForFsid(0x04030201, 0x08070605), "01020304-0506-0708-0000-000000000000"; got != want {
+		t.Errorf("UUID %s, want %s", got, want)
+	}
+}
