@@ -31,8 +31,10 @@ const (
 // pidnsReleaseWait bounds the wait for an unreferenced pid namespace to stop
 // counting: the count drops in an RCU callback (kernel/pid_namespace.c
 // destroy_pid_namespace: call_rcu(delayed_free_pidns), which calls
-// dec_pid_namespaces).
-const pidnsReleaseWait = 5 * time.Second
+// dec_pid_namespaces), after the struct pid's own (delayed_put_pid). With
+// lazy RCU (CONFIG_RCU_LAZY, Debian's 7.3) on offloaded CPUs a callback can
+// wait about 10 s.
+const pidnsReleaseWait = 15 * time.Second
 
 var pidReleaseCase = harness.Case{
 	Name: "event_pid_released",
@@ -92,6 +94,9 @@ func eventPidReleased(t *harness.T) {
 		t.Helper()
 		r := h.ask("run " + path)
 		pid, ok := strings.CutPrefix(r, "ok ")
+		if r == "enospc" {
+			t.Skipf("undecided: no new pid namespace could be made for %v at max_pid_namespaces 1: the last one made (released without any event) still counts", pidnsReleaseWait)
+		}
 		if !ok {
 			t.Fatalf("holder: opening %s in a new pid namespace: %s", path, r)
 		}
@@ -226,8 +231,12 @@ func runPidnsHolder([]string) int {
 					time.Sleep(20 * time.Millisecond)
 					continue
 				}
-				reply = fmt.Sprintf("ok %d", pid)
-				if err != nil {
+				switch {
+				case err == nil:
+					reply = fmt.Sprintf("ok %d", pid)
+				case errors.Is(err, unix.ENOSPC):
+					reply = "enospc"
+				default:
 					reply = err.Error()
 				}
 				break
