@@ -71,6 +71,13 @@ var apiCases = []harness.Case{
 		Run:      removeMountFilesystemMarks,
 	},
 	{
+		Name: "mark_internal_pseudo_fs",
+		Doc: "a pipe (pipefs, a kernel-internal filesystem) takes an inode mark and refuses a mount or filesystem mark " +
+			"with EINVAL (69562eb0bd3e)",
+		Filesystems: []string{},
+		Run:         markInternalPseudoFs,
+	},
+	{
 		Name: "init_lowest_descriptor",
 		Doc: "with descriptor 0 free fanotify_init returns 0, and that descriptor is the group: a mark added through it " +
 			"reports the next open (fanotify_init(2) returns a new descriptor, the lowest free one: alloc_fd)",
@@ -698,4 +705,51 @@ func initLowestDescriptor(t *harness.T) {
 		}
 		expect.Fanotify(t, did, evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
 	})
+}
+
+// markInternalPseudoFs: fanotify_events_supported (fs/notify/fanotify/
+// fanotify_user.c) refuses a mount or filesystem mark on an object of a
+// kernel-internal pseudo filesystem, one with SB_NOUSER such as pipefs:
+// such a mark "would subscribe to events on all the anonymous pipes in the
+// system" (69562eb0bd3e, "fanotify: disallow mount/sb marks on kernel
+// internal pseudo fs", 6.0; stable 5.4.250, 5.10.188, 5.15.121, 6.1.39).
+// An inode mark stays allowed (whether the pipe's writes report anything
+// depends on the kernel: since 6.14 pseudo files are opened FMODE_NONOTIFY,
+// so the case looks at the mark only). The pipe is named by its
+// /proc/self/fd link (proc(5): a magic link that resolves to the pipe's
+// inode).
+func markInternalPseudoFs(t *harness.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatalf("setup: pipe2: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	path := fmt.Sprintf("/proc/self/fd/%d", p[0])
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_NONBLOCK, unix.O_RDONLY)
+	for _, m := range []struct {
+		name  string
+		flags uint
+	}{{"mount", unix.FAN_MARK_MOUNT}, {"filesystem", unix.FAN_MARK_FILESYSTEM}} {
+		err := g.Add(m.flags, unix.FAN_MODIFY, path)
+		if err == nil {
+			t.Errorf("%s mark FAN_MODIFY on a pipe (pipefs, SB_NOUSER): accepted, want EINVAL: the kernel may lack 69562eb0bd3e (\"fanotify: disallow mount/sb marks on kernel internal pseudo fs\")", m.name)
+			g.Remove(m.flags, unix.FAN_MODIFY, path)
+			continue
+		}
+		expect.Errno(t, m.name+" mark FAN_MODIFY on a pipe (pipefs, SB_NOUSER)", err, unix.EINVAL)
+	}
+	if err := g.Add(0, unix.FAN_MODIFY, path); err != nil {
+		t.Fatalf("inode mark FAN_MODIFY on a pipe: %v, want it accepted (only mount and filesystem marks are refused on SB_NOUSER)", err)
+	}
+	marks, err := g.Marks()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(p[0], &st); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if len(marks) != 1 || marks[0].Kind != fanotify.InodeMark || marks[0].Ino != st.Ino {
+		t.Errorf("fdinfo lists %v, want exactly the inode mark on the pipe (ino %d)", marks, st.Ino)
+	}
 }
