@@ -712,10 +712,11 @@ func initLowestDescriptor(t *harness.T) {
 // kernel-internal pseudo filesystem, one with SB_NOUSER such as pipefs:
 // such a mark "would subscribe to events on all the anonymous pipes in the
 // system" (69562eb0bd3e, "fanotify: disallow mount/sb marks on kernel
-// internal pseudo fs", 6.0; stable 5.4.250, 5.10.188, 5.15.121, 6.1.39).
+// internal pseudo fs", 6.0; in the stable trees since July 2023, e.g. 5.4.250
+// and 5.10.188).
 // An inode mark stays allowed (whether the pipe's writes report anything
-// depends on the kernel: since 6.14 pseudo files are opened FMODE_NONOTIFY,
-// so the case looks at the mark only). The pipe is named by its
+// depends on the kernel: 7.3's alloc_file_pseudo opens pseudo files
+// FMODE_NONOTIFY, 6.1's does not, so the case looks at the mark only). The pipe is named by its
 // /proc/self/fd link (proc(5): a magic link that resolves to the pipe's
 // inode).
 func markInternalPseudoFs(t *harness.T) {
