@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -32,7 +33,7 @@ var cases = []harness.Case{
 	},
 	{
 		Name: "ioctl_setnextwd",
-		Doc:  "ioctl(INOTIFY_IOC_SETNEXTWD, n) makes n the next watch descriptor (CRIU's restore); 0 and INT_MAX+1 are EINVAL and leave the next one as it was",
+		Doc:  "ioctl(INOTIFY_IOC_SETNEXTWD, n) makes n the next watch descriptor (CRIU's restore), INT_MAX included, after which the numbers wrap to 1; 0 and INT_MAX+1 are EINVAL and leave the next one as it was",
 		Run:  ioctlSetNextWd,
 	},
 	{
@@ -208,10 +209,13 @@ const inotifyIocSetNextWd = 0x40044900
 // 1 to INT_MAX becomes the cursor of the instance's IDR (idr_set_cursor),
 // so inotify_add_watch's idr_alloc_cyclic hands out that number next, and
 // the one after it then; any other argument is -EINVAL with the cursor
-// untouched. Without CONFIG_CHECKPOINT_RESTORE the command is unknown:
-// -ENOTTY (the switch's default).
+// untouched. INT_MAX itself is allowed and is the largest wd
+// (idr_alloc_cyclic(idr, mark, 1, 0): end 0 is INT_MAX), after which the
+// cursor wraps to the lowest free number from 1. Without
+// CONFIG_CHECKPOINT_RESTORE the command is unknown: -ENOTTY (the switch's
+// default).
 func ioctlSetNextWd(t *harness.T) {
-	f := []string{t.Path("f1"), t.Path("f2"), t.Path("f3")}
+	f := []string{t.Path("f1"), t.Path("f2"), t.Path("f3"), t.Path("f4"), t.Path("f5")}
 	setup.Touch(t, f...)
 	in := t.Inotify(0)
 	ioctl := func(arg uintptr) error {
@@ -244,6 +248,11 @@ func ioctlSetNextWd(t *harness.T) {
 		}
 	}
 	add(f[2], 102, "after SETNEXTWD 0 and 2^31 failed")
+	if err := ioctl(math.MaxInt32); err != nil {
+		t.Fatalf("ioctl(INOTIFY_IOC_SETNEXTWD, INT_MAX): %v, want success (1..INT_MAX)", err)
+	}
+	add(f[3], math.MaxInt32, "after SETNEXTWD INT_MAX")
+	add(f[4], 1, "the watch after wd INT_MAX (the cursor wraps to the lowest free wd from 1)")
 	// The numbers are the watches' own: an event on f1 carries wd 100.
 	a := t.Actor()
 	if _, err := a.ReadFile(f[0], 1); err != nil {
