@@ -15,7 +15,14 @@ import (
 // fakeMake stands for make: it "compiles" the source copy's fs/notify into
 // one object and a bzImage that hold the source's text, so the fake suite
 // can tell the mutants apart, and fails on a line that says BUILDFAIL.
+// First it waits up to 0.5 s for a run of the fake suite to be in flight,
+// and logs it if one is (FAKE_LOG).
 const fakeMake = `#!/bin/sh
+i=0
+while [ $i -lt 50 ]; do
+	if [ -e "$FAKE_LOG.running" ]; then echo "build during a run" >> "$FAKE_LOG"; break; fi
+	sleep 0.01; i=$((i+1))
+done
 while [ $# -gt 0 ]; do
 	case $1 in
 	-C) src=$2; shift ;;
@@ -32,7 +39,8 @@ echo CONFIG_FANOTIFY=y > "$build/.config"
 
 // fakeSuite stands for bin/fsnsuite -kernel K -results DIR: one leaf, which
 // fails on a kernel whose source says "if (!x)", after a pause (so that
-// builds overlap runs).
+// builds overlap runs). While it runs, $FAKE_LOG.running exists: the fake
+// make logs that it saw one, the fake suite that it found another.
 const fakeSuite = `#!/bin/sh
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -43,12 +51,15 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case $app in *"oops=panic panic_on_warn=1"*) ;; *) echo "no panic options: $app" >&2; exit 3 ;; esac
+if [ -e "$FAKE_LOG.running" ]; then echo "two runs at once" >> "$FAKE_LOG"; fi
+touch "$FAKE_LOG.running"
 sleep 0.3
 mkdir -p "$dir"
 st=pass; rc=0
 if grep -q 'if (!x)' "$kernel"; then st=fail; rc=1; fi
 echo '{"suite":"fsnsuite","start":"2026-01-01T00:00:00Z"}' > "$dir/run.json"
 echo '{"version":"TAP version 13","status":"'$st'","plan":1,"children":[{"name":"b","number":1,"status":"'$st'","plan":1,"children":[{"name":"a","number":1,"status":"'$st'","plan":-1}]}]}' > "$dir/results.json"
+rm -f "$FAKE_LOG.running"
 exit $rc
 `
 
@@ -65,6 +76,8 @@ func TestRunOverlapped(t *testing.T) {
 	suite := filepath.Join(bin, "fsnsuite")
 	assert.NilError(t, os.WriteFile(suite, []byte(fakeSuite), 0o755))
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	fakeLog := filepath.Join(root, "fake.log")
+	t.Setenv("FAKE_LOG", fakeLog)
 
 	rel := "fs/notify/a.c"
 	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\tif (y)", "\t\treturn -ENOENT;", "\treturn 0;")
@@ -124,4 +137,11 @@ func TestRunOverlapped(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(src, rel))
 	assert.NilError(t, err)
 	assert.Equal(t, string(b), orig, "the source copy is left mutated")
+	// Overlap: the fake make waits up to 0.5 s for a run to be in flight
+	// (the fake suite's marker), which only an overlapped pipeline gives it;
+	// and no run ever started while another was in flight.
+	log, err := os.ReadFile(fakeLog)
+	assert.Assert(t, err == nil || os.IsNotExist(err), "%v", err)
+	assert.Assert(t, strings.Contains(string(log), "build during a run"), "no build ran while a run was in flight: %q", log)
+	assert.Assert(t, !strings.Contains(string(log), "two runs at once"), "two runs were in flight at once: %q", log)
 }
