@@ -15,11 +15,11 @@ import (
 // fakeMake stands for make: it "compiles" the source copy's fs/notify into
 // one object and a bzImage that hold the source's text, so the fake suite
 // can tell the mutants apart, and fails on a line that says BUILDFAIL.
-// First it waits up to 0.5 s for a run of the fake suite to be in flight,
+// First it waits up to 1.5 s for a run of the fake suite to be in flight,
 // and logs it if one is (FAKE_LOG).
 const fakeMake = `#!/bin/sh
 i=0
-while [ $i -lt 50 ]; do
+while [ $i -lt 150 ]; do
 	if [ -e "$FAKE_LOG.running" ]; then echo "build during a run" >> "$FAKE_LOG"; break; fi
 	sleep 0.01; i=$((i+1))
 done
@@ -137,7 +137,7 @@ func TestRunOverlapped(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(src, rel))
 	assert.NilError(t, err)
 	assert.Equal(t, string(b), orig, "the source copy is left mutated")
-	// Overlap: the fake make waits up to 0.5 s for a run to be in flight
+	// Overlap: the fake make waits up to 1.5 s for a run to be in flight
 	// (the fake suite's marker), which only an overlapped pipeline gives it;
 	// and no run ever started while another was in flight.
 	log, err := os.ReadFile(fakeLog)
