@@ -544,6 +544,17 @@ func (g *Group) WriteRaw(b []byte) error {
 	return nil
 }
 
+// CloseEventFds closes the event fds of events read by hand (read(2) and
+// Decode, not through a Group, which keeps track of its own); a pidfd that
+// Decode left in a record is Decode's to close, not this.
+func CloseEventFds(evs []Event) {
+	for _, e := range evs {
+		if e.Fd >= 0 {
+			unix.Close(int(e.Fd))
+		}
+	}
+}
+
 // ReleaseFd closes a permission event's fd held by the group (after answering it).
 func (g *Group) ReleaseFd(fd int32) {
 	g.mu.Lock()

@@ -263,7 +263,7 @@ func initAndEventFdFlags(t *harness.T) {
 				t.Fatalf("read: %v", err)
 			}
 			evs, err := fanotify.Decode(buf[:n])
-			defer closeFds(evs)
+			defer fanotify.CloseEventFds(evs)
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -699,7 +699,7 @@ func initLowestDescriptor(t *harness.T) {
 			t.Fatalf("%s: read of descriptor 0: %v", did, err)
 		}
 		evs, err := fanotify.Decode(buf[:n])
-		defer closeFds(evs)
+		defer fanotify.CloseEventFds(evs)
 		if err != nil {
 			t.Fatalf("%s: %v", did, err)
 		}

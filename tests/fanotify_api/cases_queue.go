@@ -107,7 +107,7 @@ func readShortBuffer(t *harness.T) {
 			t.Fatalf("read with room for one event and a half: %v", err)
 		}
 		evs, err := fanotify.Decode(buf[:n])
-		closeFds(evs)
+		fanotify.CloseEventFds(evs)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
@@ -130,15 +130,6 @@ func readShortBuffer(t *harness.T) {
 		expect.FanotifyDrained(t, g, "FID group, FAN_OPEN on f; actor opens f; short read refused; then a full read",
 			[]fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), "", fid)})
 	})
-}
-
-// closeFds closes the event fds of events decoded by hand.
-func closeFds(evs []fanotify.Event) {
-	for _, e := range evs {
-		if e.Fd >= 0 {
-			unix.Close(int(e.Fd))
-		}
-	}
 }
 
 // permWaiterKilled: fanotify(7) permission events; the waiter sleeps
@@ -214,7 +205,7 @@ func readBlocksUntilEvent(t *harness.T) {
 		t.Fatalf("after the actor opened f: %v", err)
 	}
 	evs, err := fanotify.Decode(buf)
-	closeFds(evs)
+	fanotify.CloseEventFds(evs)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

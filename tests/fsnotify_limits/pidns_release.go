@@ -111,7 +111,7 @@ func eventPidReleased(t *harness.T) {
 		t.Skipf("undecided: with the event of an exited process queued, a second pid namespace is %q at max_pid_namespaces 1, not ENOSPC: the queued event does not keep that process's pid namespace here, so its release cannot be seen", r)
 	}
 	evs, err := g.Drain()
-	defer closeEventFds(evs)
+	defer fanotify.CloseEventFds(evs)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -125,15 +125,6 @@ func eventPidReleased(t *harness.T) {
 		t.Errorf("%s; the event read: its pid namespace still counts %v later (a second one is ENOSPC at max_pid_namespaces 1), while the control's was released: the event's reference to the process's struct pid was not put (fanotify_free_event: put_pid), and a struct pid holds its pid namespace", did, w.Round(time.Millisecond))
 	} else {
 		t.Logf("%s: its pid namespace counted while the event was queued, and was released %v after the event was read", did, w.Round(time.Millisecond))
-	}
-}
-
-// closeEventFds closes the events' descriptors.
-func closeEventFds(evs []fanotify.Event) {
-	for _, e := range evs {
-		if e.Fd >= 0 {
-			unix.Close(int(e.Fd))
-		}
 	}
 }
 
