@@ -53,6 +53,9 @@ type Result struct {
 	Fd   int
 	N    int
 	Data []byte `json:",omitempty"`
+	// Pid is the process an "exec" started (0 when execve(2) failed: the
+	// child never became the program).
+	Pid int `json:",omitempty"`
 }
 
 // Err returns the errno as an error, or nil.

@@ -102,6 +102,9 @@ func perform(op Op) Result {
 	case "exec":
 		cmd := exec.Command(op.Path, op.Args...)
 		err = cmd.Run()
+		if cmd.Process != nil {
+			r.Pid = cmd.Process.Pid // the pid events of its execve(2) carry
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			r.N, err = ee.ExitCode(), nil

@@ -5,8 +5,11 @@
 // answered; the actor's call must then succeed or fail with exactly the errno
 // the answer asked for. It also covers the response protocol (validation,
 // FAN_DENY_ERRNO, FAN_AUDIT), a listener that closes or dies with events
-// pending, several groups of different classes, ignore masks and a
-// non-blocking, slow listener.
+// pending, several groups of different classes, ignore masks, a
+// non-blocking, slow listener, and the events of one execve(2) (every
+// combination of FAN_OPEN_EXEC_PERM, FAN_OPEN_PERM, FAN_OPEN_EXEC and
+// FAN_OPEN, in one group and across groups, each permission event allowed
+// and denied: cases_exec.go).
 //
 // Where fanotify_init(FAN_CLASS_CONTENT) is refused with EPERM (a container,
 // a user namespace, lockdown) every case skips with the errno and the hint to
@@ -45,5 +48,7 @@ func allCases() []harness.Case {
 	cs = append(cs, groupCases...)
 	cs = append(cs, ignoreCases...)
 	cs = append(cs, preContentCases...)
+	cs = append(cs, execMaskCases()...)
+	cs = append(cs, execGroupCases...)
 	return cs
 }
