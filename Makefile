@@ -1,7 +1,7 @@
 # fsnsuite — build, run and test.
 #
 #   make            build every test binary and the runner into bin/ (static)
-#   make check      run the suite (needs root): bin/fsnsuite, results in results/
+#   make check      install what is missing (scripts/deps.sh), run the suite (root)
 #   make test       go vet + unit tests + the suite
 #   make hostile    the binaries under hostile conditions (harness/hostile)
 #   make install    DESTDIR= PREFIX=/usr/local (also kselftest and LTP trees)
@@ -24,14 +24,22 @@ GOBUILD := $(GO) build -trimpath -ldflags='-s -w'
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
-.PHONY: all build check test vet unit clean hostile
+.PHONY: all build check test vet unit clean hostile deps
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	$(GOBUILD) -o $(BIN)/ ./tests/... ./harness/cmd/fsnsuite
 
-check: build
+# What the suite needs from the distribution (mkfs.ext4/xfs/btrfs, debugfs;
+# scripts/deps.sh: apt, as root, only what is missing). NODEPS=1 leaves the
+# machine as it is; a failed install is said and the suite runs anyway (the
+# cases that need what is missing skip, naming it).
+NODEPS ?=
+deps:
+	@[ -n "$(NODEPS)" ] || bash scripts/deps.sh || echo "make: scripts/deps.sh failed: cases that need what it installs will skip, naming it" >&2
+
+check: deps build
 	$(BIN)/fsnsuite -results $(RESULTS) $(CHECK_ARGS)
 
 # go mod download first: on an empty module cache the go command prints a
@@ -49,7 +57,7 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-test: vet unit check
+test: deps vet unit check
 
 # The built binaries under hostile conditions (root): see harness/hostile.
 # It lowers global limits for a few seconds each and restores them.

@@ -10,7 +10,7 @@
 //
 // The harness turns a case stopped by such an error into a skip carrying this
 // message (the machine's configuration or another suite's use refused the
-// case, not the kernel's fsnotify code): see README "Limits".
+// case, not the kernel's fsnotify code): see harness/README.md, "Limits".
 package limits
 
 import (

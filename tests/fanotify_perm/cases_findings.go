@@ -15,12 +15,12 @@ import (
 )
 
 // findings: -findings adds the cases that show kernel bugs this suite found
-// which the kernels its own CI runs on still have (README, "Findings"), so
+// which the kernels its own CI runs on still have (tests/README.md, "Findings"), so
 // that the default run stays green there while anyone can run them.
 var findings bool
 
 func flags(fs *flag.FlagSet) {
-	fs.BoolVar(&findings, "findings", false, "also run the findings: cases that fail on kernels with a known unfixed bug (see README)")
+	fs.BoolVar(&findings, "findings", false, "also run the findings: cases that fail on kernels with a known unfixed bug (see tests/README.md)")
 }
 
 func findingCases() []harness.Case {

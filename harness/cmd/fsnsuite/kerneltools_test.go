@@ -99,7 +99,7 @@ func TestKernelTools(t *testing.T) {
 		assert.Check(t, is.Contains(string(out), "1..0 # SKIP no case matches"))
 		assert.NilError(t, os.WriteFile(stream, out, 0o644))
 		parsed, err := exec.Command(py, kunit, "parse", stream).CombinedOutput()
-		assert.Check(t, err != nil && strings.Contains(string(parsed), "0 tests run!"), "kunit now reads an empty stream (update the README): %v\n%s", err, parsed)
+		assert.Check(t, err != nil && strings.Contains(string(parsed), "0 tests run!"), "kunit now reads an empty stream (update harness/runner/README.md): %v\n%s", err, parsed)
 	})
 
 	t.Run("run_kselftest", func(t *testing.T) {
