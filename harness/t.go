@@ -274,6 +274,16 @@ func (t *T) Skip(args ...any) { t.skip(strings.TrimSpace(fmt.Sprintln(args...)))
 // Skipf stops the case as skipped with a formatted reason.
 func (t *T) Skipf(format string, args ...any) { t.skip(fmt.Sprintf(format, args...)) }
 
+// SkipEnvironment stops the case as skipped for an environment fault the
+// case found itself (a per-user limit other programs hold most of, a
+// resource in use): the reason, which names the resource and the errno,
+// gets envfault.Marker, so that the case counts as one (LTP's broken with
+// -exit ltp; SKIP in KCIDB). An error the case holds goes to Fatal instead,
+// which tells a fault from a failure itself.
+func (t *T) SkipEnvironment(format string, args ...any) {
+	t.skip(envfault.Marker + fmt.Sprintf(format, args...))
+}
+
 // SkipNow is not offered without a reason; it exists for interface parity and
 // records "no reason given", which reviewers should treat as a defect.
 func (t *T) SkipNow() { t.skip("no reason given") }
@@ -401,10 +411,7 @@ func (t *T) Require(fs ...*feature.Feature) {
 		if err == nil {
 			continue
 		}
-		if feature.IsSkip(err) {
-			t.Skipf("%v", err)
-		}
-		t.Fatalf("%v", err)
+		t.fatalOrSkip(err)
 	}
 }
 
