@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
@@ -39,6 +40,10 @@ const (
 	failed
 	skipped
 	broken
+	// envSkipped is a case skipped for an environment fault
+	// (harness/envfault): a skip with kselftest's statuses, broken with
+	// LTP's (TBROK: the machine, not the kernel, stopped the test).
+	envSkipped
 )
 
 // caseProcess is the state of the process that runs the cases.
@@ -85,13 +90,19 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	var suiteSkip, suiteBroken string
 	if !s.NoNamespace {
 		if _, err := fixture.Workspace(); err != nil {
-			suiteBroken = err.Error()
+			if r, ok := envReason(err); ok {
+				suiteSkip = r
+			} else {
+				suiteBroken = err.Error()
+			}
 		}
 	}
-	if suiteBroken == "" {
+	if suiteBroken == "" && suiteSkip == "" {
 		for _, f := range s.Needs {
 			if err := f.Check(); err != nil {
-				if feature.IsSkip(err) {
+				if r, ok := envReason(err); ok {
+					suiteSkip = r
+				} else if feature.IsSkip(err) {
 					suiteSkip = err.Error()
 				} else {
 					suiteBroken = err.Error()
@@ -320,8 +331,15 @@ func (p *caseProcess) report(t *T, in instance, force any) outcome {
 }
 
 // settle decides a finished T's own state from its subtests: a case whose
-// every subtest skipped is a skip (with their reason), not a pass.
+// every subtest skipped is a skip (with their reason), not a pass; one that
+// met an environment fault in an Error (T.noteEnv) and nothing else failed
+// is that fault's skip.
 func settle(t *T) {
+	if !t.failed && !t.skipped && t.envFault != "" {
+		t.skipped = true
+		t.skipReason = t.envFault
+		return
+	}
 	if !t.failed && !t.skipped && t.undecided != "" {
 		t.skipped = true
 		t.skipReason = "undecided: events from another process (" + t.undecided + ") interfered"
@@ -345,9 +363,16 @@ func settle(t *T) {
 		reasons[r] = true
 	}
 	t.skipped = true
-	if len(reasons) == 1 {
+	env := true // every subtest was skipped for an environment fault
+	for r := range reasons {
+		env = env && envfault.IsReason(r)
+	}
+	switch {
+	case len(reasons) == 1:
 		t.skipReason = first
-	} else {
+	case env:
+		t.skipReason = fmt.Sprintf("%sall %d subtests skipped (first: %s)", envfault.Marker, len(t.subs), strings.TrimPrefix(first, envfault.Marker))
+	default:
 		t.skipReason = fmt.Sprintf("all %d subtests skipped (first: %s)", len(t.subs), first)
 	}
 }
@@ -366,6 +391,9 @@ func resultOf(t *T) (tap.Result, outcome) {
 		return res, failed
 	case t.skipped:
 		res.Directive, res.Reason = tap.Skip, t.skipReason
+		if envfault.IsReason(t.skipReason) {
+			return res, envSkipped
+		}
 		return res, skipped
 	}
 	return res, passed
@@ -396,7 +424,7 @@ func writeT(w *tap.Writer, t *T, fsType string) outcome {
 		}
 	}
 	if t.skipped && Opts.Strict {
-		w.Diagf("strict: skip counted as failure: %s", t.skipReason)
+		w.Diagf("%s%s", envfault.StrictSkip, t.skipReason)
 	}
 	switch {
 	case t.failed && t.noHint != "":

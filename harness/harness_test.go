@@ -132,6 +132,33 @@ func TestResultsAndExitCodes(t *testing.T) {
 			"subtest \"one\" is not in the case's Subtests []: declare it", "not ok 1 undeclared_subtest\n"}},
 		{"all_subtests_skip", []string{"-run", "^all_subtests_skip$"}, 4, []string{"ok 1 all_subtests_skip # SKIP reason one\n"}},
 		{"all_subtests_skip_strict", []string{"-run", "^all_subtests_skip$", "-strict"}, 1, []string{"not ok 1 all_subtests_skip\n"}},
+		// Environment faults (harness/envfault): a skip marked
+		// "environment:" naming the resource and errno; kselftest's skip,
+		// LTP's broken (2) when no case failed; -strict fails it.
+		{"env_setup_enospc", []string{"-run", "^env_setup_enospc$"}, 4, []string{
+			"ok 1 env_setup_enospc # SKIP environment: no space left on the filesystem (mkdir /w/d: ENOSPC)\n"}},
+		{"env_setup_enospc_ltp", []string{"-run", "^env_setup_enospc$", "-exit", "ltp"}, 2, []string{
+			"ok 1 env_setup_enospc # SKIP environment: ", "\nbroken   1\nskipped  0\n"}},
+		{"env_setup_enospc_strict", []string{"-run", "^env_setup_enospc$", "-strict"}, 1, []string{
+			"# strict: skip counted as failure: environment: no space left on the filesystem (mkdir /w/d: ENOSPC)\nnot ok 1 env_setup_enospc\n"}},
+		{"env_loop", []string{"-run", "^env_loop$"}, 4, []string{
+			"ok 1 env_loop # SKIP environment: ext4: no free loop device (LOOP_CTL_GET_FREE: ENOSPC)\n"}},
+		{"env_limit_errorf", []string{"-run", "^env_limit_errorf$"}, 4, []string{
+			"ok 1 env_limit_errorf # SKIP environment: inotify_add_watch(f): ENOSPC: limit fs.inotify.max_user_watches="}},
+		{"env_limit_errorf_then_fail", []string{"-run", "^env_limit_errorf_then_fail$"}, 1, []string{
+			"# no kernel HINT: the machine, not the kernel, stopped part of this case: ", "not ok 1 env_limit_errorf_then_fail\n"}},
+		{"env_subtests", []string{"-run", "^env_subtests$"}, 0, []string{
+			"    ok 1 one\n    ok 2 two # SKIP environment: read-only filesystem (open /w/f: EROFS)\nok 1 env_subtests\n"}},
+		{"env_subtests_early", []string{"-run", "^env_subtests_early$"}, 4, []string{
+			"    ok 1 one # SKIP environment: ext4: no free loop device (LOOP_CTL_GET_FREE: ENOSPC)\n",
+			"ok 1 env_subtests_early # SKIP environment: ext4: no free loop device (LOOP_CTL_GET_FREE: ENOSPC)\n"}},
+		{"env_with_pass", []string{"-run", "^(pass|env_loop)$"}, 0, []string{"ok 1 pass\n", "ok 2 env_loop # SKIP environment: "}},
+		{"env_with_pass_ltp", []string{"-run", "^(pass|env_loop)$", "-exit", "ltp"}, 2, []string{"ok 2 env_loop # SKIP environment: "}},
+		{"env_with_fail_ltp", []string{"-run", "^(fail|env_loop)$", "-exit", "ltp"}, 1, []string{"not ok 1 fail\n"}},
+		// The errno of the call under test, or one that is not the
+		// machine's, stays a failure.
+		{"env_not_setup", []string{"-run", "^env_not_setup$"}, 1, []string{"not ok 1 env_not_setup\n"}},
+		{"env_setup_eexist", []string{"-run", "^env_setup_eexist$"}, 1, []string{"not ok 1 env_setup_eexist\n"}},
 		{"bad_exit", []string{"-exit", "bogus"}, 2, nil},
 		{"negative_timeout", []string{"-timeout", "-1s"}, 2, nil},
 		{"unknown_flag", []string{"-bogus"}, 2, nil},
@@ -165,7 +192,7 @@ func TestCaseFuncSeesFlags(t *testing.T) {
 	r := runBin(t, nil, "-list")
 	assert.Assert(t, !strings.Contains(r.stdout, "verbose_only"), r.stdout)
 	r = runBin(t, nil, "-list", "-v")
-	assert.Assert(t, is.Contains(r.stdout, "all_subtests_skip\nverbose_only\n"))
+	assert.Assert(t, is.Contains(r.stdout, "env_setup_eexist\nverbose_only\n"))
 }
 
 // A hang costs one case: the watchdog reports the case that overran as

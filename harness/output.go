@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 )
 
 // stdoutWriter is the binary's stdout as the supervisor writes it: it keeps
@@ -85,10 +87,13 @@ func (c *caseOutput) Write(p []byte) (int, error) {
 		if m := resultLine.FindSubmatch(c.partial[:i]); m != nil {
 			n, _ := strconv.Atoi(string(m[2]))
 			o := passed
+			_, skip, isSkip := bytes.Cut(m[3], []byte(" # SKIP"))
 			switch {
 			case len(m[1]) > 0:
 				o = failed
-			case bytes.HasPrefix(bytes.TrimSpace(m[3]), []byte("# SKIP")):
+			case isSkip && envfault.IsReason(string(bytes.TrimSpace(skip))):
+				o = envSkipped
+			case isSkip:
 				o = skipped
 			}
 			c.results[n] = o

@@ -72,22 +72,38 @@ const caseKillGrace = 5 * time.Second
 const deathWait = 5 * time.Second
 
 // tally counts case outcomes for the exit status.
-type tally [4]int
+type tally [len(outcomeNames)]int
 
+// exitCode is the binary's status: kselftest's counts a case an environment
+// fault skipped as a skip (0 when another case passed, 4 when all
+// skipped); LTP's as broken (2, when no case failed: TBROK, the test could
+// not run), as kirk expects of a machine that could not set the test up.
+// A failure (1) outranks it.
 func (c *tally) exitCode(conv exitcode.Convention) int {
-	total := c[passed] + c[failed] + c[skipped] + c[broken]
+	total := 0
+	for _, n := range c {
+		total += n
+	}
 	switch {
 	case c[broken] > 0 && conv == exitcode.LTP:
 		return exitcode.LTPBroken
 	case c[failed] > 0 || c[broken] > 0:
 		return exitcode.Fail
-	case total == 0 || c[skipped] == total:
+	case c[envSkipped] > 0 && conv == exitcode.LTP:
+		return exitcode.LTPBroken
+	case total == 0 || c[skipped]+c[envSkipped] == total:
 		return conv.Skip()
 	}
 	return exitcode.Pass
 }
 
-var outcomeNames = [...]string{passed: "pass", failed: "fail", skipped: "skip", broken: "broken"}
+// ltpCounts are the passed, failed, broken and skipped counts of LTP's
+// summary: an environment fault's skip counts as broken, as the status does.
+func (c *tally) ltpCounts() (pass, fail, brok, skip int) {
+	return c[passed], c[failed], c[broken] + c[envSkipped], c[skipped]
+}
+
+var outcomeNames = [...]string{passed: "pass", failed: "fail", skipped: "skip", broken: "broken", envSkipped: "envskip"}
 
 func parseOutcome(s string) (outcome, bool) {
 	for o, n := range outcomeNames {
@@ -223,7 +239,8 @@ func supervise(s *Suite, sel []instance, w *tap.Writer, out io.Writer) int {
 	if Opts.conv == exitcode.LTP {
 		// kirk reads these counts from the output (LTP's own tests print
 		// them), so a partly skipped binary shows its skips there.
-		_ = tap.LTPSummary(out, counts[passed], counts[failed], counts[broken], counts[skipped], 0)
+		p, f, b, sk := counts.ltpCounts()
+		_ = tap.LTPSummary(out, p, f, b, sk, 0)
 	}
 	return counts.exitCode(Opts.conv)
 }
@@ -253,7 +270,7 @@ func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res ta
 		switch {
 		case s.ended && s.o == passed:
 			sw.Result(tap.Result{OK: true, Name: name})
-		case s.ended && s.o == skipped:
+		case s.ended && (s.o == skipped || s.o == envSkipped):
 			sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: s.reason})
 		case s.ended:
 			sw.Result(tap.Result{OK: false, Name: name})

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/actor"
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/limits"
 	"github.com/fsnsuite/fsnsuite/harness/ownproc"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,6 +52,7 @@ type T struct {
 	finished   bool
 	frozen     bool   // stopped by the watchdog or a signal: its log is closed
 	noHint     string // why a failure prints no kernel HINT (a per-user limit, a void measurement)
+	envFault   string // the first environment fault an Error or Errorf met (with envfault.Marker)
 	lacks      *Fix   // the fix whose absence the case saw (KernelLacks): its HINT is printed
 	undecided  string // the other programs whose events alone made a comparison differ (Interfered)
 
@@ -128,22 +131,82 @@ func (t *T) FailNow() {
 	runtime.Goexit()
 }
 
-// Error logs and fails.
-func (t *T) Error(args ...any) { t.noteLimit(args); t.Log(args...); t.Fail() }
+// Error logs and fails. An argument that is an environment fault (see
+// Fatal) does not fail the case: it is noted, the case goes on, and if
+// nothing else fails it the case ends as a skip naming the fault; if
+// something does, it fails with no kernel HINT (the fault may be why).
+func (t *T) Error(args ...any) {
+	t.Log(args...)
+	if !t.noteEnv(envArgs("", args)) {
+		t.Fail()
+	}
+}
 
-// Errorf logs and fails.
-func (t *T) Errorf(format string, args ...any) { t.noteLimit(args); t.Logf(format, args...); t.Fail() }
+// Errorf logs and fails (an environment fault among args is noted instead,
+// as Error does).
+func (t *T) Errorf(format string, args ...any) {
+	t.Logf(format, args...)
+	if !t.noteEnv(envArgs(format, args)) {
+		t.Fail()
+	}
+}
 
-// noteLimit remembers that a failure came from a per-user limit, so that no
-// kernel HINT is printed for it.
-func (t *T) noteLimit(args []any) {
+// noteEnv remembers reason, an environment fault an Error or Errorf met
+// (settle turns the case into its skip unless something else failed it),
+// and reports whether there was one.
+func (t *T) noteEnv(reason string) bool {
+	if reason == "" {
+		return false
+	}
+	t.NoKernelHint("the machine, not the kernel, stopped part of this case: " + strings.TrimPrefix(reason, envfault.Marker))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.envFault == "" {
+		t.envFault = reason
+	}
+	return true
+}
+
+// envArgs returns the skip reason (with envfault.Marker) of the first
+// argument that is an environment fault, "" when none is: a per-user limit
+// (harness/limits), an *envfault.Error, or, in a message declared a setup
+// failure (format, or the first of args, begins with setup.Prefix), an
+// error whose errno is the machine's on a setup call (envfault.Setup:
+// ENOSPC, EDQUOT, EROFS, EMFILE, ENFILE, ENOMEM).
+func envArgs(format string, args []any) string {
+	declared := strings.HasPrefix(format, setup.Prefix)
+	if format == "" && len(args) > 0 {
+		if s, ok := args[0].(string); ok {
+			declared = strings.HasPrefix(s, setup.Prefix)
+		}
+	}
 	for _, a := range args {
-		if err, ok := a.(error); ok {
-			if _, ok := limits.As(err); ok {
-				t.NoKernelHint("a per-user limit, not the kernel, stopped this case")
+		err, ok := a.(error)
+		if !ok {
+			continue
+		}
+		if r, ok := envReason(err); ok {
+			return r
+		}
+		if declared {
+			if r, ok := envReason(envfault.Setup("", err)); ok {
+				return r
 			}
 		}
 	}
+	return ""
+}
+
+// envReason is the skip reason of err when it is an environment fault: a
+// per-user limit (harness/limits) or an *envfault.Error.
+func envReason(err error) (string, bool) {
+	if l, ok := limits.As(err); ok {
+		return envfault.Marker + l.Error(), true
+	}
+	if e, ok := envfault.As(err); ok {
+		return envfault.Marker + e.Error(), true
+	}
+	return "", false
 }
 
 // KernelLacks says that what the kernel did is what a kernel without fix
@@ -179,31 +242,29 @@ func (t *T) NoKernelHint(why string) {
 	}
 }
 
-// Fatal logs, fails and stops the case. When an argument is an error that
-// reached a per-user limit (harness/limits), the case is skipped instead,
-// with the message naming the sysctl: the limit refused it, not the kernel.
+// Fatal logs, fails and stops the case. When an argument is an environment
+// fault — an error that reached a per-user limit (harness/limits), an
+// *envfault.Error (no free loop device, a full workspace), or, in a message
+// that begins with setup.Prefix ("setup: "), an error whose errno is the
+// machine's on a setup call (envfault.Setup) — the case is skipped instead,
+// the reason beginning with envfault.Marker and naming the resource and the
+// errno: the machine refused it, not the kernel (README "Reading results").
 func (t *T) Fatal(args ...any) {
-	t.skipOnLimit(args)
 	t.Log(args...)
-	t.FailNow()
-}
-
-// Fatalf logs, fails and stops the case (a skip for a reached limit, as Fatal).
-func (t *T) Fatalf(format string, args ...any) {
-	t.skipOnLimit(args)
-	t.Logf(format, args...)
-	t.FailNow()
-}
-
-// skipOnLimit skips the case when one of args is a reached-limit error.
-func (t *T) skipOnLimit(args []any) {
-	for _, a := range args {
-		if err, ok := a.(error); ok {
-			if l, ok := limits.As(err); ok {
-				t.skip(l.Error())
-			}
-		}
+	if r := envArgs("", args); r != "" {
+		t.skip(r)
 	}
+	t.FailNow()
+}
+
+// Fatalf logs, fails and stops the case (a skip for an environment fault,
+// as Fatal).
+func (t *T) Fatalf(format string, args ...any) {
+	t.Logf(format, args...)
+	if r := envArgs(format, args); r != "" {
+		t.skip(r)
+	}
+	t.FailNow()
 }
 
 // Skip stops the case as skipped; the arguments are the reason, which is
@@ -212,6 +273,16 @@ func (t *T) Skip(args ...any) { t.skip(strings.TrimSpace(fmt.Sprintln(args...)))
 
 // Skipf stops the case as skipped with a formatted reason.
 func (t *T) Skipf(format string, args ...any) { t.skip(fmt.Sprintf(format, args...)) }
+
+// SkipEnvironment stops the case as skipped for an environment fault the
+// case found itself (a per-user limit other programs hold most of, a
+// resource in use): the reason, which names the resource and the errno,
+// gets envfault.Marker, so that the case counts as one (LTP's broken with
+// -exit ltp; SKIP in KCIDB). An error the case holds goes to Fatal instead,
+// which tells a fault from a failure itself.
+func (t *T) SkipEnvironment(format string, args ...any) {
+	t.skip(envfault.Marker + fmt.Sprintf(format, args...))
+}
 
 // SkipNow is not offered without a reason; it exists for interface parity and
 // records "no reason given", which reviewers should treat as a defect.
@@ -260,7 +331,7 @@ func (t *T) TempDir() string {
 	tempSeq.Unlock()
 	d := filepath.Join(ws, fmt.Sprintf("tmp-%s-%d", sanitize(t.name), n))
 	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatalf("TempDir: %v", err)
+		t.Fatalf("TempDir: %v", envfault.Setup("", err))
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
@@ -269,7 +340,8 @@ func (t *T) TempDir() string {
 func sanitize(s string) string { return strings.NewReplacer("/", "_", ".", "_").Replace(s) }
 
 // FS returns the filesystem this case runs on, mounting it on first use. A
-// filesystem that cannot be had here skips the case with the reason.
+// filesystem that cannot be had here skips the case with the reason (an
+// environment fault's, such as no free loop device, marked as one).
 func (t *T) FS() *fixture.FS {
 	root := t.root()
 	root.mu.Lock()
@@ -284,7 +356,7 @@ func (t *T) FS() *fixture.FS {
 		t.Skipf("%s", un.Reason)
 	}
 	if err != nil {
-		t.Fatalf("filesystem %s: %v", root.fsType, err)
+		t.Fatalf("filesystem %s: %v", root.fsType, err) // an environment fault skips
 	}
 	root.mu.Lock()
 	root.fs = fs
@@ -339,10 +411,7 @@ func (t *T) Require(fs ...*feature.Feature) {
 		if err == nil {
 			continue
 		}
-		if feature.IsSkip(err) {
-			t.Skipf("%v", err)
-		}
-		t.Fatalf("%v", err)
+		t.fatalOrSkip(err)
 	}
 }
 
@@ -470,7 +539,7 @@ func (t *T) Actor() *actor.Actor {
 	t.Helper()
 	a, err := actor.Start()
 	if err != nil {
-		t.Fatalf("%v", err)
+		t.Fatalf("%v", envfault.Setup("start an actor", err))
 	}
 	t.Cleanup(a.Kill)
 	return a
@@ -543,8 +612,11 @@ func (t *T) Judge(f *feature.Feature, err error) {
 }
 
 // fatalOrSkip stops the case: a skip for an answer the feature layer calls a
-// skip or a reached limit, else a failure.
+// skip or an environment fault (a reached limit), else a failure.
 func (t *T) fatalOrSkip(err error) {
+	if r, ok := envReason(err); ok {
+		t.skip(r)
+	}
 	if feature.IsSkip(err) {
 		t.Skipf("%v", err)
 	}

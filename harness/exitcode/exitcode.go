@@ -56,7 +56,10 @@ func (c Convention) Skip() int {
 }
 
 // Broken is the status of a run that could not test (a broken probe, a
-// crash): LTP's TBROK; kselftest has no such code, so a failure.
+// crash): LTP's TBROK; kselftest has no such code, so a failure. A case an
+// environment fault skipped (harness/envfault: no free loop device, a
+// per-user limit) makes a binary with no failed case exit LTP's TBROK too,
+// but kselftest's skip (4, or 0 beside passes): the kernel was not judged.
 func (c Convention) Broken() int {
 	if c == LTP {
 		return LTPBroken

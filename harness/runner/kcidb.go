@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/setup"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -72,11 +73,13 @@ var kcidbOrigin = regexp.MustCompile(`^[a-z0-9_]+$`)
 // kcidbStatus maps a leaf's TAP status to KCIDB's: a case that did not
 // complete (timeout, error, never reported) or that the harness could not
 // set up (a harness/setup failure: setup.Prefix) is ERROR, its code's state
-// unknown.
+// unknown. A case an environment fault stopped (harness/envfault) is never
+// FAIL: SKIP as its TAP line says, or ERROR where -strict counted that skip
+// as a failure (the case did not run).
 func kcidbStatus(n *tap.Node) string {
 	switch n.Status {
 	case tap.StatusFail:
-		if setupFailed(n) {
+		if setupFailed(n) || strictEnvFault(n) {
 			return "ERROR"
 		}
 		return "FAIL"
@@ -86,6 +89,17 @@ func kcidbStatus(n *tap.Node) string {
 		return "ERROR"
 	}
 	return "PASS"
+}
+
+// strictEnvFault reports whether a failed case is an environment fault's
+// skip that -strict counted as a failure.
+func strictEnvFault(n *tap.Node) bool {
+	for _, d := range n.Diagnostics {
+		if envfault.IsStrictDiag(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // setupFailed reports whether a failed case says it could not be set up.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
 	"github.com/fsnsuite/fsnsuite/tap"
@@ -49,7 +50,10 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 	for _, c := range counts {
 		leaves += c
 	}
-	failedCases := counts[tap.StatusFail] + counts[tap.StatusTimeout] + counts[tap.StatusError] + counts[tap.StatusMissing]
+	// A case that failed before its subtests ran (its leaves skipped as not
+	// run) failed too, though no leaf did.
+	failedCases := counts[tap.StatusFail] + counts[tap.StatusTimeout] + counts[tap.StatusError] + counts[tap.StatusMissing] + failedAbove(st)
+	envFaults, firstFault := environmentFaults(st)
 	// A binary that never ran has no stream to complain about.
 	ran := o.StartErr == nil && !(o.Interrupted && o.Elapsed == 0)
 	if ran && st.BailOut != "" {
@@ -127,6 +131,19 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		if failedCases == 0 && !streamBroken {
 			note("exit status 1 although no case failed")
 		}
+	case o.ExitCode == exitLTPBroken && envFaults > 0 && failedCases == 0 && !streamBroken:
+		// -exit ltp: the binary's TBROK for cases an environment fault
+		// skipped (harness/envfault), which the stream shows as skips.
+		// Its status is the skips' and passes', as with kselftest's
+		// statuses; ExitCode counts it broken.
+		switch {
+		case st.SkipAll != "":
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, st.SkipAll
+		case counts[tap.StatusSkip] == leaves:
+			n.Status, n.Directive, n.Reason = tap.StatusSkip, tap.Skip, skipReason(st, leaves)
+		default:
+			n.Status = tap.StatusPass
+		}
 	case o.ExitCode == exitLTPBroken:
 		o.Broken = true
 		note("exit status 2 (broken)")
@@ -137,6 +154,9 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		} else {
 			note("exit status %d", o.ExitCode)
 		}
+	}
+	if envFaults > 0 {
+		note("%d case(s) skipped for an environment fault (the machine, not the kernel; first: %s)", envFaults, strings.TrimPrefix(firstFault, envfault.Marker))
 	}
 	if strict && n.Status == tap.StatusSkip {
 		note("strict mode: skipped: %s", n.Reason)
@@ -166,6 +186,45 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 		}
 	}
 	n.Diagnostics = append(append([]string(nil), st.Diagnostics...), o.Notes...)
+}
+
+// environmentFaults counts the leaves of st skipped for an environment fault
+// (a reason beginning with envfault.Marker) and returns the first reason.
+func environmentFaults(st *tap.Node) (int, string) {
+	n, first := 0, ""
+	st.Walk(func(_ []string, l *tap.Node) {
+		if l.Status == tap.StatusSkip && envfault.IsReason(l.Reason) {
+			if n == 0 {
+				first = l.Reason
+			}
+			n++
+		}
+	})
+	return n, first
+}
+
+// failedAbove counts the nodes below st that failed although no leaf below
+// them did: a case that failed before running its subtests, which the
+// harness reports with each of them skipped as not run.
+func failedAbove(st *tap.Node) int {
+	n := 0
+	var walk func(*tap.Node)
+	walk = func(p *tap.Node) {
+		for _, c := range p.Children {
+			if len(c.Children) == 0 {
+				continue
+			}
+			leafFailed := false
+			c.Walk(func(_ []string, l *tap.Node) { leafFailed = leafFailed || l.Status.Failed() })
+			if c.Status.Failed() && !leafFailed {
+				n++
+				continue
+			}
+			walk(c)
+		}
+	}
+	walk(st)
+	return n
 }
 
 // flagValue returns the value of the last -name (or --name) flag in args, in
@@ -217,8 +276,11 @@ func lastLines(s string, n int) []string {
 
 // ExitCode is the run's exit status. kselftest convention (ltp false): 0 all
 // passed, 1 anything failed (or the run was interrupted), 4 every binary
-// skipped. LTP convention: 1 for a failure, 2 for a broken binary (timeout,
-// crash, truncated stream), both or'ed together, 32 when everything skipped.
+// skipped (a case an environment fault skipped counts as skipped). LTP
+// convention: 1 for a failure, 2 for a broken binary (timeout, crash,
+// truncated stream, or a binary with no failure whose cases an environment
+// fault skipped: harness/envfault), both or'ed together, 32 when everything
+// skipped.
 func (r *Report) ExitCode(ltp bool) int {
 	var failed, broken bool
 	skipped := 0
@@ -228,8 +290,14 @@ func (r *Report) ExitCode(ltp bool) int {
 			broken = true
 		case o.Node.Status.Failed():
 			failed = true
-		case o.Node.Status == tap.StatusSkip:
-			skipped++
+		default:
+			if n, _ := environmentFaults(o.Node); n > 0 && ltp {
+				broken = true
+				continue
+			}
+			if o.Node.Status == tap.StatusSkip {
+				skipped++
+			}
 		}
 	}
 	if r.Interrupted {

@@ -219,7 +219,7 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 	}
 	hier := map[bool]string{true: "cgroup v1 memory.kmem.usage_in_bytes", false: "cgroup v2 memory.stat slab"}[g.V1]
 	if rep.Control < memControlMin {
-		t.Skipf("control: only %d %s objects could be held at once (%s: a per-user limit other programs hold most of), want at least %d", rep.Control, o.name, rep.ControlErrno, memControlMin)
+		t.SkipEnvironment("control: only %d %s objects could be held at once (%s: a per-user limit other programs hold most of), want at least %d", rep.Control, o.name, rep.ControlErrno, memControlMin)
 	}
 	per := rep.ControlBytes / int64(rep.Control)
 	t.Logf("control: %d objects held at once charged %d bytes (%d each, %s)", rep.Control, rep.ControlBytes, per, hier)
@@ -227,7 +227,7 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 		t.Skipf("control: %d %s objects held at once charged %d bytes to their memory cgroup (%s) within %v, under %d each: this kernel does not charge them (cgroup.memory=nokmem, or a kernel whose fsnotify allocations are not accounted)", rep.Control, o.name, rep.ControlBytes, hier, memFlushWait, memPerObjectMin)
 	}
 	if rep.Limit != "" {
-		t.Skipf("undecided: %s (a per-user limit that other programs share: fs.fanotify.max_user_groups, fs.inotify.max_user_instances)", rep.Limit)
+		t.SkipEnvironment("undecided: %s (a per-user limit that other programs share: fs.fanotify.max_user_groups, fs.inotify.max_user_instances)", rep.Limit)
 	}
 	if !rep.Flushed {
 		t.Skipf("undecided: the %d objects held again after the loop and released did not show in %s within %v each, twice, so the counter may not have been flushed since the loop", rep.Control, hier, memFlushWait)

@@ -4,6 +4,12 @@
 //
 //	seccompexec -errno ENOSYS -calls fanotify_init,fanotify_mark -- PROG ARGS...
 //
+// or, with -ioctls, that makes ioctl(2) fail for the named requests only (the
+// loop pool exhausted: LOOP_CTL_GET_FREE with ENOSPC, LOOP_CONFIGURE and
+// LOOP_SET_FD with EBUSY, as another program holding every device would):
+//
+//	seccompexec -errno ENOSPC -ioctls LOOP_CTL_GET_FREE -- PROG ARGS...
+//
 // Every thread gets the filter (SECCOMP_FILTER_FLAG_TSYNC) and it survives
 // execve(2), so PROG and everything it starts run under it.
 package main
@@ -14,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -27,6 +34,19 @@ var calls = map[string]uint32{
 	"inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
 }
 
+// ioctls are the requests -ioctls names (linux/loop.h).
+var ioctls = map[string]uint32{
+	"LOOP_CTL_GET_FREE": unix.LOOP_CTL_GET_FREE,
+	"LOOP_CONFIGURE":    unix.LOOP_CONFIGURE,
+	"LOOP_SET_FD":       unix.LOOP_SET_FD,
+}
+
+// errnos are the errnos -errno names.
+var errnos = map[string]unix.Errno{
+	"ENOSYS": unix.ENOSYS, "EPERM": unix.EPERM, "EACCES": unix.EACCES, "EINVAL": unix.EINVAL,
+	"ENOSPC": unix.ENOSPC, "EBUSY": unix.EBUSY, "ENXIO": unix.ENXIO,
+}
+
 // Classic BPF opcodes (linux/filter.h) and seccomp return values
 // (linux/seccomp.h).
 const (
@@ -36,40 +56,36 @@ const (
 	retAll  = 0x7fff0000 // SECCOMP_RET_ALLOW
 	retErr  = 0x00050000 // SECCOMP_RET_ERRNO
 	nrOff   = 0          // offsetof(struct seccomp_data, nr)
+	argOff  = 16         // offsetof(struct seccomp_data, args)
 	setMode = 1          // SECCOMP_SET_MODE_FILTER
 	tsync   = 1          // SECCOMP_FILTER_FLAG_TSYNC
 )
 
 func main() {
 	errName := flag.String("errno", "ENOSYS", "errno the calls fail with")
-	list := flag.String("calls", "", "comma-separated system calls: "+strings.Join(names(), ","))
+	list := flag.String("calls", "", "comma-separated system calls: "+strings.Join(keys(calls), ","))
+	reqs := flag.String("ioctls", "", "comma-separated ioctl(2) requests: "+strings.Join(keys(ioctls), ","))
 	flag.Parse()
-	if flag.NArg() == 0 || *list == "" {
-		fmt.Fprintln(os.Stderr, "seccompexec: usage: seccompexec -errno E -calls a,b -- PROG ARGS (see -h)")
+	if flag.NArg() == 0 || (*list == "" && *reqs == "") {
+		fmt.Fprintln(os.Stderr, "seccompexec: usage: seccompexec -errno E [-calls a,b] [-ioctls R,S] -- PROG ARGS (see -h)")
 		os.Exit(2)
 	}
-	errno, ok := map[string]unix.Errno{"ENOSYS": unix.ENOSYS, "EPERM": unix.EPERM, "EACCES": unix.EACCES, "EINVAL": unix.EINVAL}[*errName]
+	errno, ok := errnos[*errName]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "seccompexec: unknown errno %q\n", *errName)
 		os.Exit(2)
 	}
-	var nrs []uint32
-	for _, c := range strings.Split(*list, ",") {
-		nr, ok := calls[c]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "seccompexec: unknown call %q\n", c)
-			os.Exit(2)
-		}
-		nrs = append(nrs, nr)
+	nrs, err := lookup(calls, *list)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "seccompexec: unknown call %v\n", err)
+		os.Exit(2)
 	}
-	prog := []unix.SockFilter{{Code: ldAbsW, K: nrOff}}
-	for i, nr := range nrs {
-		// Equal: jump to the errno return after the remaining checks and ALLOW.
-		prog = append(prog, unix.SockFilter{Code: jeqK, K: nr, Jt: uint8(len(nrs) - i)})
+	rqs, err := lookup(ioctls, *reqs)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "seccompexec: unknown ioctl %v\n", err)
+		os.Exit(2)
 	}
-	prog = append(prog,
-		unix.SockFilter{Code: retK, K: retAll},
-		unix.SockFilter{Code: retK, K: retErr | uint32(errno)})
+	prog := filter(nrs, rqs, errno)
 	path, err := exec.LookPath(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "seccompexec: %v\n", err)
@@ -90,10 +106,72 @@ func main() {
 	os.Exit(1)
 }
 
-func names() []string {
+// filter is the program: ioctl(2) with one of rqs as its request (the low
+// 32 bits of its second argument) and any call of nrs fail with errno;
+// everything else is allowed.
+func filter(nrs, rqs []uint32, errno unix.Errno) []unix.SockFilter {
+	// Jumps go to the last instruction, the errno return: a jump's offset
+	// counts the instructions after it.
+	type ins struct {
+		f     unix.SockFilter
+		toErr bool
+	}
+	var p []ins
+	p = append(p, ins{f: unix.SockFilter{Code: ldAbsW, K: nrOff}})
+	if len(rqs) > 0 {
+		// Not ioctl: skip the request checks (the load, the checks, the allow).
+		p = append(p, ins{f: unix.SockFilter{Code: jeqK, K: unix.SYS_IOCTL, Jf: uint8(len(rqs) + 2)}})
+		p = append(p, ins{f: unix.SockFilter{Code: ldAbsW, K: argOff + 8*1 + lowWord}})
+		for _, r := range rqs {
+			p = append(p, ins{f: unix.SockFilter{Code: jeqK, K: r}, toErr: true})
+		}
+		p = append(p, ins{f: unix.SockFilter{Code: retK, K: retAll}})
+	}
+	for _, nr := range nrs {
+		p = append(p, ins{f: unix.SockFilter{Code: jeqK, K: nr}, toErr: true})
+	}
+	p = append(p, ins{f: unix.SockFilter{Code: retK, K: retAll}})
+	p = append(p, ins{f: unix.SockFilter{Code: retK, K: retErr | uint32(errno)}})
+	out := make([]unix.SockFilter, len(p))
+	for i, in := range p {
+		if in.toErr {
+			in.f.Jt = uint8(len(p) - 1 - i - 1)
+		}
+		out[i] = in.f
+	}
+	return out
+}
+
+// lowWord is the offset of a 64-bit argument's low 32 bits.
+var lowWord = func() uint32 {
+	x := uint16(1)
+	if *(*byte)(unsafe.Pointer(&x)) == 1 {
+		return 0 // little-endian
+	}
+	return 4
+}()
+
+// lookup maps a comma-separated list of names through m.
+func lookup(m map[string]uint32, list string) ([]uint32, error) {
+	var out []uint32
+	if list == "" {
+		return nil, nil
+	}
+	for _, c := range strings.Split(list, ",") {
+		v, ok := m[c]
+		if !ok {
+			return nil, fmt.Errorf("%q", c)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func keys[V any](m map[string]V) []string {
 	var n []string
-	for k := range calls {
+	for k := range m {
 		n = append(n, k)
 	}
+	sort.Strings(n)
 	return n
 }

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/limits"
 )
 
 func main() {
@@ -112,6 +114,37 @@ func main() {
 			{Name: "all_subtests_skip", Doc: "every subtest skips", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
 				t.Run("one", func(t *harness.T) { t.Skipf("reason one") })
 				t.Run("two", func(t *harness.T) { t.Skipf("reason one") })
+			}},
+			// Environment faults (harness/envfault): the machine, not the
+			// kernel, stopped the case.
+			{Name: "env_setup_enospc", Doc: "a setup step meets ENOSPC", Run: func(t *harness.T) {
+				t.Fatalf("setup: %v", &os.PathError{Op: "mkdir", Path: "/w/d", Err: syscall.ENOSPC})
+			}},
+			{Name: "env_loop", Doc: "no free loop device", Run: func(t *harness.T) {
+				t.Fatalf("filesystem ext4: %v", envfault.New("ext4: no free loop device", "LOOP_CTL_GET_FREE", syscall.ENOSPC))
+			}},
+			{Name: "env_limit_errorf", Doc: "an Errorf with a reached limit, then nothing else fails", Run: func(t *harness.T) {
+				t.Errorf("inotify_add_watch: %v", limits.InotifyWatch("inotify_add_watch(f)", syscall.ENOSPC))
+				t.Logf("the case went on")
+			}},
+			{Name: "env_limit_errorf_then_fail", Doc: "an Errorf with a reached limit, then a real failure", Run: func(t *harness.T) {
+				t.Errorf("inotify_add_watch: %v", limits.InotifyWatch("inotify_add_watch(f)", syscall.ENOSPC))
+				t.Errorf("want 1, got 2")
+			}},
+			{Name: "env_subtests", Doc: "one subtest passes, one meets an environment fault", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
+				t.Run("one", func(t *harness.T) {})
+				t.Run("two", func(t *harness.T) { t.Fatalf("setup: %v", &os.PathError{Op: "open", Path: "/w/f", Err: syscall.EROFS}) })
+			}},
+			{Name: "env_subtests_early", Doc: "an environment fault before its subtests", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
+				t.Fatalf("%v", envfault.New("ext4: no free loop device", "LOOP_CTL_GET_FREE", syscall.ENOSPC))
+			}},
+			// Not environment faults: the errno is the behaviour under test,
+			// or not the machine's.
+			{Name: "env_not_setup", Doc: "ENOSPC from the call under test", Run: func(t *harness.T) {
+				t.Fatalf("fanotify_mark: %v", syscall.ENOSPC)
+			}},
+			{Name: "env_setup_eexist", Doc: "a setup step meets EEXIST", Run: func(t *harness.T) {
+				t.Fatalf("setup: %v", &os.PathError{Op: "mkdir", Path: "/w/d", Err: syscall.EEXIST})
 			}},
 		},
 	})
