@@ -21,6 +21,16 @@ RESULTS   ?= results/latest
 export CGO_ENABLED := 0
 GOBUILD := $(GO) build -trimpath -ldflags='-s -w'
 
+# Paths may hold spaces (a checkout in "~/My Projects", RESULTS="results/a b",
+# DESTDIR="/srv/dest dir"). Make splits words on spaces, so such a path is
+# never a target, a prerequisite or the argument of a make function that
+# takes a list (abspath, addprefix, dir): it only appears in recipes, quoted
+# for sh by $(call q,...): 'it'\''s' for it's.
+q = '$(subst ','\'',$(1))'
+# $(call abs,PATH): PATH made absolute against the top directory, as text
+# (make's abspath would split it at its spaces).
+abs = $(if $(filter /%,$(firstword $(1))),$(1),$(CURDIR)/$(1))
+
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
@@ -28,8 +38,8 @@ TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 all: build
 
 build:
-	@mkdir -p $(BIN)
-	$(GOBUILD) -o $(BIN)/ ./tests/... ./harness/cmd/fsnsuite
+	@mkdir -p $(call q,$(BIN))
+	$(GOBUILD) -o $(call q,$(BIN)/) ./tests/... ./harness/cmd/fsnsuite
 
 # What the suite needs from the distribution (mkfs.ext4/xfs/btrfs, debugfs;
 # scripts/deps.sh: apt, as root, only what is missing). NODEPS=1 leaves the
@@ -39,8 +49,9 @@ NODEPS ?=
 deps:
 	@[ -n "$(NODEPS)" ] || bash scripts/deps.sh || echo "make: scripts/deps.sh failed: cases that need what it installs will skip, naming it" >&2
 
+# CHECK_ARGS is a list of flags, split at its spaces as sh splits words.
 check: deps build
-	$(BIN)/fsnsuite -results $(RESULTS) $(CHECK_ARGS)
+	$(call q,$(BIN)/fsnsuite) -results $(call q,$(RESULTS)) $(CHECK_ARGS)
 
 # go mod download first: on an empty module cache the go command prints a
 # "go: downloading MODULE VERSION" line per module on stderr, which is not a
@@ -63,10 +74,10 @@ test: deps vet unit check
 # It lowers global limits for a few seconds each and restores them.
 # COND=regex runs only the matching conditions.
 hostile: build
-	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(CURDIR)/$(BIN) $(if $(COND),-cond '$(COND)')
+	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(call q,$(call abs,$(BIN))) $(if $(COND),-cond $(call q,$(COND)))
 
 clean:
-	rm -rf $(BIN) results dist
+	rm -rf $(call q,$(BIN)) results $(call q,$(DIST))
 
 # The qemu runner (make vmcheck KERNEL=debian-6.1) lives in its own file.
 -include mk/vm.mk

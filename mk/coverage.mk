@@ -18,6 +18,6 @@ COVERAGE_ARGS ?=
 .PHONY: coverage
 
 coverage: build
-	BASE='$(BASE)' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' VM_TIMEOUT='$(VM_TIMEOUT)' \
-	  COV_RESULTS='$(abspath $(COV_RESULTS))' COV_FUNCTIONS='$(COV_FUNCTIONS)' \
-	  sh scripts/coverage/coverage.sh '$(KSRC)' $(COVERAGE_ARGS)
+	BASE=$(call q,$(BASE)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
+	  COV_RESULTS=$(call q,$(call abs,$(COV_RESULTS))) COV_FUNCTIONS=$(call q,$(COV_FUNCTIONS)) \
+	  sh scripts/coverage/coverage.sh $(call q,$(KSRC)) $(COVERAGE_ARGS)

@@ -24,22 +24,27 @@ DIST         ?= dist
 .PHONY: install dist
 
 install: build
-	install -d $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/runtest \
-	  $(DESTDIR)$(KSFT_DIR)/fsnsuite $(DESTDIR)$(LTP_DIR)/runtest $(DESTDIR)$(LTP_DIR)/testcases/bin
-	install -m 0755 $(addprefix $(BIN)/,$(TESTS)) $(BIN)/fsnsuite $(DESTDIR)$(LIBEXEC)/
-	ln -sfn ../libexec/fsnsuite/fsnsuite $(DESTDIR)$(PREFIX)/bin/fsnsuite
-	install -m 0644 runtest/fsnsuite $(DESTDIR)$(SHARE)/runtest/fsnsuite
+	install -d $(call q,$(DESTDIR)$(LIBEXEC)) $(call q,$(DESTDIR)$(PREFIX)/bin) $(call q,$(DESTDIR)$(SHARE)/runtest) \
+	  $(call q,$(DESTDIR)$(KSFT_DIR)/fsnsuite) $(call q,$(DESTDIR)$(LTP_DIR)/runtest) $(call q,$(DESTDIR)$(LTP_DIR)/testcases/bin)
+	for t in $(TESTS) fsnsuite; do install -m 0755 $(call q,$(BIN))/"$$t" $(call q,$(DESTDIR)$(LIBEXEC))/ || exit 1; done
+	ln -sfn ../libexec/fsnsuite/fsnsuite $(call q,$(DESTDIR)$(PREFIX)/bin/fsnsuite)
+	install -m 0644 runtest/fsnsuite $(call q,$(DESTDIR)$(SHARE)/runtest/fsnsuite)
 	@# kselftest: one collection; run_kselftest.sh runs ./<name> in it.
-	for t in $(TESTS); do ln -sfn ../../$$t $(DESTDIR)$(KSFT_DIR)/fsnsuite/$$t; done
-	printf 'timeout=%s\n' $(KSFT_TIMEOUT) > $(DESTDIR)$(KSFT_DIR)/fsnsuite/settings
-	for t in $(TESTS); do echo "fsnsuite:$$t"; done > $(DESTDIR)$(KSFT_DIR)/kselftest-list.txt
+	for t in $(TESTS); do ln -sfn ../../"$$t" $(call q,$(DESTDIR)$(KSFT_DIR)/fsnsuite)/"$$t" || exit 1; done
+	printf 'timeout=%s\n' $(call q,$(KSFT_TIMEOUT)) > $(call q,$(DESTDIR)$(KSFT_DIR)/fsnsuite/settings)
+	for t in $(TESTS); do echo "fsnsuite:$$t"; done > $(call q,$(DESTDIR)$(KSFT_DIR)/kselftest-list.txt)
 	@# LTP: kirk puts testcases/bin on PATH and runs the runtest commands.
-	for t in $(TESTS); do ln -sfn ../../../$$t $(DESTDIR)$(LTP_DIR)/testcases/bin/$$t; done
-	install -m 0644 runtest/fsnsuite $(DESTDIR)$(LTP_DIR)/runtest/fsnsuite
+	for t in $(TESTS); do ln -sfn ../../../"$$t" $(call q,$(DESTDIR)$(LTP_DIR)/testcases/bin)/"$$t" || exit 1; done
+	install -m 0644 runtest/fsnsuite $(call q,$(DESTDIR)$(LTP_DIR)/runtest/fsnsuite)
 
+# The stage is DIST/stage made absolute by the shell (never by make's
+# abspath, which splits a path at its spaces) and handed to the sub-make as
+# one word: whatever the path, the install lands in it and nowhere else.
 dist:
-	rm -rf $(DIST)/stage
-	$(MAKE) install DESTDIR=$(abspath $(DIST))/stage PREFIX=/fsnsuite
-	tar -C $(DIST)/stage --owner=0 --group=0 -czf $(DIST)/fsnsuite.tar.gz fsnsuite
-	rm -rf $(DIST)/stage
-	@echo "dist: $(DIST)/fsnsuite.tar.gz (unpack anywhere; fsnsuite/bin/fsnsuite runs the suite)"
+	@[ -n $(call q,$(DIST)) ] || { echo "make dist: DIST is empty" >&2; exit 2; }
+	mkdir -p $(call q,$(DIST))
+	stage="$$(cd $(call q,$(DIST)) && pwd)/stage" && rm -rf "$$stage" && \
+	  $(MAKE) install DESTDIR="$$stage" PREFIX=/fsnsuite && \
+	  tar -C "$$stage" --owner=0 --group=0 -czf $(call q,$(DIST)/fsnsuite.tar.gz) fsnsuite && \
+	  rm -rf "$$stage"
+	@echo "dist: "$(call q,$(DIST)/fsnsuite.tar.gz)" (unpack anywhere; fsnsuite/bin/fsnsuite runs the suite)"

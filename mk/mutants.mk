@@ -27,11 +27,11 @@ MUTANTS_ARGS ?=
 .PHONY: mutants mutants-list
 
 mutants: build
-	N='$(N)' SEED='$(SEED)' ID='$(ID)' BASE='$(BASE)' EXPECT='$(EXPECT)' \
-	  MUT_RESULTS='$(abspath $(MUT_RESULTS))' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' \
-	  MUT_VM_TIMEOUT='$(MUT_VM_TIMEOUT)' COV_LINES='$(COV_LINES)' \
-	  sh scripts/mutants/mutants.sh '$(KSRC)' -- $(MUTANTS_ARGS)
+	N=$(call q,$(N)) SEED=$(call q,$(SEED)) ID=$(call q,$(ID)) BASE=$(call q,$(BASE)) EXPECT=$(call q,$(EXPECT)) \
+	  MUT_RESULTS=$(call q,$(call abs,$(MUT_RESULTS))) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) \
+	  MUT_VM_TIMEOUT=$(call q,$(MUT_VM_TIMEOUT)) COV_LINES=$(call q,$(COV_LINES)) \
+	  sh scripts/mutants/mutants.sh $(call q,$(KSRC)) -- $(MUTANTS_ARGS)
 
 mutants-list: build
-	ksrc='$(KSRC)'; [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \
-	  $(BIN)/fsnsuite mutants -ksrc "$$ksrc" -list $(if $(BASE),-base '$(BASE)') $(if $(ID),-id '$(ID)')
+	ksrc=$(call q,$(KSRC)); [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \
+	  $(call q,$(BIN)/fsnsuite) mutants -ksrc "$$ksrc" -list $(if $(BASE),-base $(call q,$(BASE))) $(if $(ID),-id $(call q,$(ID)))

@@ -16,5 +16,5 @@ PATCHCHECK_ARGS ?=
 .PHONY: patchcheck
 
 patchcheck: build
-	@[ -n '$(KSRC)' ] && [ -n '$(PATCH)' ] || { echo "make patchcheck: KSRC= and PATCH= are required" >&2; exit 2; }
-	PC_RESULTS='$(PC_RESULTS)' PC_COVERAGE='$(PC_COVERAGE)' sh scripts/patchcheck/patchcheck.sh '$(KSRC)' '$(PATCH)' -- $(PATCHCHECK_ARGS)
+	@[ -n $(call q,$(KSRC)) ] && [ -n $(call q,$(PATCH)) ] || { echo "make patchcheck: KSRC= and PATCH= are required" >&2; exit 2; }
+	PC_RESULTS=$(call q,$(PC_RESULTS)) PC_COVERAGE=$(call q,$(PC_COVERAGE)) sh scripts/patchcheck/patchcheck.sh $(call q,$(KSRC)) $(call q,$(PATCH)) -- $(PATCHCHECK_ARGS)

@@ -13,7 +13,7 @@ PERFCHECK_BIN ?= $(BIN)
 .PHONY: perf-engine-check perfcheck
 
 perf-engine-check: build
-	BIN=$(BIN) sh scripts/perf/enginecheck.sh
+	BIN=$(call q,$(BIN)) sh scripts/perf/enginecheck.sh
 
 perfcheck: build
-	RUNS=$(RUNS) BIN=$(PERFCHECK_BIN) OUT=results/perfcheck sh scripts/perf/perfcheck.sh
+	RUNS=$(call q,$(RUNS)) BIN=$(call q,$(PERFCHECK_BIN)) OUT=results/perfcheck sh scripts/perf/perfcheck.sh

@@ -26,5 +26,5 @@ vmdeps:
 	@sh scripts/vm/deps.sh
 
 vmcheck: vmdeps build
-	MODULES='$(MODULES)' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' VM_TIMEOUT='$(VM_TIMEOUT)' \
-	  sh scripts/vm/vmcheck.sh '$(KERNEL)' $(VMCHECK_ARGS)
+	MODULES=$(call q,$(MODULES)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
+	  sh scripts/vm/vmcheck.sh $(call q,$(KERNEL)) $(VMCHECK_ARGS)

@@ -28,7 +28,8 @@
 #   CONFIG=/abs/path/.../config[-VER]
 # With --args it prints "-kernel PATH -modules DIR" instead.
 #
-# The cache is $FSNSUITE_CACHE, else <repo>/.cache, else ~/.cache/fsnsuite.
+# The cache is $FSNSUITE_CACHE, else <repo>/.cache (a writable repository
+# whose path has no space or colon), else ~/.cache/fsnsuite.
 # A package already unpacked there is reused without touching the network.
 set -eu
 
@@ -46,7 +47,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 if [ -n "${FSNSUITE_CACHE:-}" ]; then
 	cachetop=$FSNSUITE_CACHE
-elif [ -w "$repo" ]; then
+# A repository path with a space or a colon gets the home cache, as
+# scripts/coverage/cache-dir.sh picks it (kbuild refuses such a path).
+elif [ -w "$repo" ] && case $repo in *[[:space:]:]*) false ;; esac; then
 	cachetop=$repo/.cache
 else
 	cachetop=${XDG_CACHE_HOME:-$HOME/.cache}/fsnsuite

@@ -118,6 +118,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, memoryConditions()...)
 	all = append(all, interferenceConditions(walker)...)
 	all = append(all, envfaultConditions()...)
+	all = append(all, pathsConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

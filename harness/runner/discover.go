@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,16 @@ type Binary struct {
 	// Args are extra arguments (from a runtest line), placed after the
 	// runner's pass-through flags so that they win.
 	Args []string
+	// Verbatim runs Path with Args alone, without the runner's
+	// pass-through flags: a runtest line naming a program that is not one
+	// of ours (sh -c '...', a script, a program of another suite), which
+	// would take a -timeout or -strict put before its arguments for its
+	// own option or operand.
+	Verbatim bool
+	// Skip, when set, is why the binary is not run: its block is a skip
+	// with this reason (a runtest line naming a perf binary that the VM
+	// runner left out of the guest).
+	Skip string
 }
 
 // IsPerf reports whether b is a perf binary: those run alone, after all others.
@@ -70,7 +81,11 @@ var validTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 // backslash escapes outside single quotes). A tag outside [A-Za-z0-9_.-] is
 // an error. A command without a slash is looked up in dirs first, then in
 // $PATH; a command that cannot be found is kept as is, so that running it
-// reports the error in the stream.
+// reports the error in the stream. A command that is not one of our test
+// binaries (known by its Go build info, as ListCases knows them) is run
+// Verbatim: the runner's pass-through flags (-timeout, -strict, -run, -v,
+// -format, -exit) are for our binaries only, and put before the arguments of
+// `sh -c '...'` they would be sh's.
 func ReadRuntest(r io.Reader, dirs []string) ([]Binary, error) {
 	sc := bufio.NewScanner(r)
 	var bins []Binary
@@ -94,12 +109,35 @@ func ReadRuntest(r io.Reader, dirs []string) ([]Binary, error) {
 			return nil, fmt.Errorf("runtest line %d: tag %q already used on line %d", n, f[0], prev)
 		}
 		seen[f[0]] = n
-		bins = append(bins, Binary{Name: f[0], Path: resolve(f[1], dirs), Args: f[2:]})
+		p := resolve(f[1], dirs)
+		bins = append(bins, Binary{Name: f[0], Path: p, Args: f[2:], Verbatim: !isOurs(p)})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading runtest file: %w", err)
 	}
 	return bins, nil
+}
+
+// isOurs reports whether path is a Go program of this module (a test binary
+// or the runner): one that takes the runner's pass-through flags.
+func isOurs(path string) bool {
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && bi.Main.Path == ourModule
+}
+
+// SkipCommands marks each binary whose command is named (by its base name)
+// in names as skipped with reason, instead of run. The VM runner's guest
+// uses it for the runtest lines naming a perf binary it left out of the
+// guest (harness/vm.LeftOutEnv): without it such a line is a failure to
+// start a program that is not there.
+func SkipCommands(bins []Binary, names []string, reason string) []Binary {
+	out := slices.Clone(bins)
+	for i, b := range out {
+		if slices.Contains(names, filepath.Base(b.Path)) {
+			out[i].Skip = reason
+		}
+	}
+	return out
 }
 
 // splitWords splits a command line into words as sh does for quotes and

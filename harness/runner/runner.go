@@ -323,6 +323,9 @@ func (r *Report) writeFiles(suite string) error {
 
 // args are the arguments b runs with.
 func (opt Options) args(b Binary) []string {
+	if b.Verbatim {
+		return append([]string(nil), b.Args...)
+	}
 	args := append([]string(nil), opt.PassArgs...)
 	if b.IsPerf() {
 		args = append(args, opt.PerfArgs...)
@@ -376,6 +379,17 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 // runOne runs b to completion, to its deadline, or to ctx's end.
 func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
+	if b.Skip != "" {
+		// Not run: its stream is a skip with the reason, as a binary
+		// that skips everything would print it.
+		o.Stdout, o.ExitCode = []byte("1..0 # SKIP "+b.Skip+"\n"), exitKselfSkip
+		for _, w := range live {
+			if w != nil {
+				_, _ = w.Write(o.Stdout)
+			}
+		}
+		return o
+	}
 	cmd := exec.Command(b.Path, opt.args(b)...)
 	// The binary dies with the runner, even a SIGKILLed one (its own
 	// children, the namespaced re-exec and the actors, die with it in turn).

@@ -448,17 +448,18 @@ func TestReadRuntest(t *testing.T) {
 		{
 			name: "lines_and_comments",
 			in:   "# fsnsuite\n\ninotify_basic inotify_basic -exit ltp  # trailing comment\nsh_tag sh -c true\nabs /bin/true\nabsent_tag absent_cmd\n",
+			// None of them is a Go program of ours: each runs Verbatim.
 			want: []Binary{
-				{Name: "inotify_basic", Path: local, Args: []string{"-exit", "ltp"}},
-				{Name: "sh_tag", Path: lookPath(t, "sh"), Args: []string{"-c", "true"}},
-				{Name: "abs", Path: "/bin/true", Args: []string{}},
-				{Name: "absent_tag", Path: "absent_cmd", Args: []string{}},
+				{Name: "inotify_basic", Path: local, Args: []string{"-exit", "ltp"}, Verbatim: true},
+				{Name: "sh_tag", Path: lookPath(t, "sh"), Args: []string{"-c", "true"}, Verbatim: true},
+				{Name: "abs", Path: "/bin/true", Args: []string{}, Verbatim: true},
+				{Name: "absent_tag", Path: "absent_cmd", Args: []string{}, Verbatim: true},
 			},
 		},
 		{name: "missing_command", in: "lonely\n", wantErr: `runtest line 1: want "<tag> <command> [args]", got "lonely"`},
 		{name: "duplicate_tag", in: "a /bin/true\na /bin/false\n", wantErr: `runtest line 2: tag "a" already used on line 1`},
 		{name: "quoted_args", in: `q sh -c "echo 'a b'" it\'s 'x y' "d\"q"` + "\n",
-			want: []Binary{{Name: "q", Path: lookPath(t, "sh"), Args: []string{"-c", "echo 'a b'", "it's", "x y", `d"q`}}}},
+			want: []Binary{{Name: "q", Path: lookPath(t, "sh"), Args: []string{"-c", "echo 'a b'", "it's", "x y", `d"q`}, Verbatim: true}}},
 		{name: "unterminated_quote", in: `q sh -c "echo` + "\n", wantErr: `runtest line 1: unterminated " quote in "q sh -c \"echo"`},
 		{name: "junk_tag", in: "../evil /bin/true\n", wantErr: `runtest line 1: tag "../evil": want letters, digits, '_', '.' or '-'`},
 		{name: "junk_tag_shell", in: "a;b /bin/true\n", wantErr: `runtest line 1: tag "a;b": want letters, digits, '_', '.' or '-'`},

@@ -220,6 +220,9 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 		}
 		fmt.Fprintf(&conf, "export %s\n", shQuote(kv))
 	}
+	if len(leftOut) > 0 {
+		fmt.Fprintf(&conf, "export %s\n", shQuote(LeftOutEnv+"="+strings.Join(leftOut, " ")))
+	}
 	if cfg.GcovDir != "" {
 		conf.WriteString("gcov=1\n")
 	}

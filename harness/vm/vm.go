@@ -169,7 +169,15 @@ const (
 	// PerfClockEnv is "icount" with ICount: the guest clock counts
 	// instructions, not time.
 	PerfClockEnv = "FSNSUITE_PERF_CLOCK"
+	// LeftOutEnv lists, space-separated, the perf binaries left out of
+	// the guest (no KVM and no IncludePerf): a runtest line naming one is
+	// a skip with LeftOutReason, not a failure to start it.
+	LeftOutEnv = "FSNSUITE_VM_LEFT_OUT"
 )
+
+// LeftOutReason is the skip reason of a runtest line naming a perf binary
+// that is not in the guest.
+const LeftOutReason = "perf binaries are not in the guest without -perf (no KVM: under TCG emulation their figures would mean nothing)"
 
 // ICountAppend is the kernel command line ICount adds: the TSC as the
 // clocksource (under -icount qemu derives it from the instruction count, so

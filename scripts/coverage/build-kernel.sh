@@ -30,11 +30,9 @@ cache=$(sh "$here/cache-dir.sh")/coverage
 mkdir -p "$cache"
 
 frag=$here/gcov.config
-frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-gcov-build 1: tinyconfig+fragments, GCOV_PROFILE in fs/notify/**/Makefile"
 
-# shellcheck disable=SC2086
-key=$(cache_key "$ksrc" "$method" $frags)
+key=$(cache_key "$ksrc" "$method" "$repo/scripts/kernel.config" "$frag")
 dir=$cache/$key
 build=$dir/build
 if [ -f "$build/.done" ]; then

@@ -19,6 +19,9 @@ have git || need="$need git"
 pkg_ok libelf-dev || need="$need libelf-dev"
 pkg_ok libssl-dev || need="$need libssl-dev"
 pkg_ok libc6-dev || need="$need libc6-dev"
+# Debian's archive keys, for the private apt configuration that fetches
+# the kernel source (scripts/debian-apt.sh).
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need="$need debian-archive-keyring"
 
 . "$(dirname "$0")/../apt-need.sh"
 apt_need scripts/coverage/deps.sh "$need"

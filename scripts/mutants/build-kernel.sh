@@ -28,11 +28,9 @@ clean_tree "$ksrc" "mutants build" || exit 1
 cache=$(sh "$repo/scripts/coverage/cache-dir.sh")/mutants
 mkdir -p "$cache"
 frag=$here/mutants.config
-frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-mutants-build 1: tinyconfig+fragments, no gcov"
 
-# shellcheck disable=SC2086
-key=$(cache_key "$ksrc" "$method" $frags)
+key=$(cache_key "$ksrc" "$method" "$repo/scripts/kernel.config" "$frag")
 dir=$cache/$key
 # One build of a key at a time: a second waits for the first, then reuses
 # it (a build that died leaves no .done and is started again). The lock goes

@@ -36,10 +36,8 @@ command -v patch >/dev/null || die "no patch(1): apt-get install patch"
 
 cache=$(sh "$repo/scripts/coverage/cache-dir.sh")/patchcheck
 frag=$here/patchcheck.config
-frags="$repo/scripts/kernel.config $frag"
 method="fsnsuite-patchcheck-build 1: tinyconfig+fragments, LOCALVERSION -fsnbase/-fsnpatched, one O= dir"
-# shellcheck disable=SC2086
-key=$(cache_key "$ksrc" "$method" $frags)
+key=$(cache_key "$ksrc" "$method" "$repo/scripts/kernel.config" "$frag")
 dir=$cache/$key
 psum=$(sha256sum <"$patch" | cut -c1-16)
 out=$dir/patched-$psum

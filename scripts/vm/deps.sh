@@ -2,7 +2,8 @@
 # Installs the host tools the VM runner needs: qemu (x86_64 system emulator),
 # a static busybox for the guest, cpio to pack the initramfs, kmod (depmod) for
 # module trees, e2fsprogs (mke2fs is copied into the guest), xz/zstd to unpack
-# compressed kernel modules. Idempotent: does nothing when all are present.
+# compressed kernel modules, debian-archive-keyring for the private apt
+# configuration. Idempotent: does nothing when all are present.
 set -eu
 
 need=""
@@ -14,6 +15,9 @@ have depmod || need="$need kmod"
 have mke2fs || [ -x /sbin/mke2fs ] || need="$need e2fsprogs"
 have xz || need="$need xz-utils"
 have zstd || need="$need zstd"
+# Debian's archive keys: the private apt configuration that fetches kernels
+# (scripts/debian-apt.sh) trusts these and nothing else.
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need="$need debian-archive-keyring"
 
 . "$(dirname "$0")/../apt-need.sh"
 apt_need scripts/vm/deps.sh "$need"

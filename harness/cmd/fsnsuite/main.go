@@ -226,6 +226,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(bins) == 0 {
 			return fail("%s lists no test binary (the file is empty, or has only blank lines and comments)", *runtest)
 		}
+		bins = skipLeftOut(bins)
 	} else {
 		bins, err = runner.Discover(binDir, self, true)
 		if err != nil {
@@ -284,9 +285,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	if *list {
 		for _, b := range bins {
-			cmd := append([]string{b.Path}, pass...)
-			if b.IsPerf() {
-				cmd = append(cmd, perfArgs...)
+			if b.Skip != "" {
+				fmt.Fprintf(stdout, "%s\t# SKIP %s\n", b.Name, b.Skip)
+				continue
+			}
+			cmd := []string{b.Path}
+			if !b.Verbatim { // a program not ours gets its runtest line's arguments only
+				cmd = append(cmd, pass...)
+				if b.IsPerf() {
+					cmd = append(cmd, perfArgs...)
+				}
 			}
 			fmt.Fprintf(stdout, "%s\t%s\n", b.Name, strings.Join(append(cmd, b.Args...), " "))
 		}

@@ -3,10 +3,23 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/vm"
 )
+
+// skipLeftOut marks the runtest lines naming a perf binary that the VM
+// runner left out of this guest (vm.LeftOutEnv, set by its /init) as skips
+// that say why. Outside a guest, or with every binary in it, bins is
+// returned as it is.
+func skipLeftOut(bins []runner.Binary) []runner.Binary {
+	left := strings.Fields(os.Getenv(vm.LeftOutEnv))
+	if len(left) == 0 {
+		return bins
+	}
+	return runner.SkipCommands(bins, left, vm.LeftOutReason)
+}
 
 // bootVM boots r.Kernel with harness/vm and runs the suite inside it.
 func bootVM(ctx context.Context, r vmRequest) (int, error) {
