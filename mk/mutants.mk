@@ -9,6 +9,8 @@
 #   make mutants ID=0123456789 EXPECT=killed
 #   make mutants KSRC=~/linux BASE=HEAD~1   # only the lines my patch changed
 #   make mutants-list                       # every mutant's id, file:line, operator
+#   make mutants N=0 SHARD=2/4 FILES=fs/notify/fsnotify.c  # one machine's part of a run
+#   bin/fsnsuite mutants -merge -results results/mutants r1 r2 r3 r4   # the parts as one report
 #
 # MUT_RESULTS (results/mutants), COV_LINES (results/coverage/lines.json from
 # make coverage), MUT_VM_TIMEOUT, VM_CPUS, VM_MEM, FSNSUITE_VM_LOCK and
@@ -21,6 +23,8 @@ N            ?= 15
 SEED         ?= 1
 ID           ?=
 EXPECT       ?=
+SHARD        ?=
+FILES        ?=
 MUT_RESULTS  ?= results/mutants
 MUTANTS_ARGS ?=
 
@@ -29,9 +33,9 @@ MUTANTS_ARGS ?=
 mutants: build
 	N='$(N)' SEED='$(SEED)' ID='$(ID)' BASE='$(BASE)' EXPECT='$(EXPECT)' \
 	  MUT_RESULTS='$(abspath $(MUT_RESULTS))' VM_CPUS='$(VM_CPUS)' VM_MEM='$(VM_MEM)' \
-	  MUT_VM_TIMEOUT='$(MUT_VM_TIMEOUT)' COV_LINES='$(COV_LINES)' \
+	  MUT_VM_TIMEOUT='$(MUT_VM_TIMEOUT)' COV_LINES='$(COV_LINES)' SHARD='$(SHARD)' FILES='$(FILES)' \
 	  sh scripts/mutants/mutants.sh '$(KSRC)' -- $(MUTANTS_ARGS)
 
 mutants-list: build
 	ksrc='$(KSRC)'; [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \
-	  $(BIN)/fsnsuite mutants -ksrc "$$ksrc" -list $(if $(BASE),-base '$(BASE)') $(if $(ID),-id '$(ID)')
+	  $(BIN)/fsnsuite mutants -ksrc "$$ksrc" -list $(if $(BASE),-base '$(BASE)') $(if $(ID),-id '$(ID)') $(if $(SHARD),-shard '$(SHARD)') $(if $(FILES),-files '$(FILES)')
