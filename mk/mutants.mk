@@ -9,6 +9,8 @@
 #   make mutants ID=0123456789 EXPECT=killed
 #   make mutants KSRC=~/linux BASE=HEAD~1   # only the lines my patch changed
 #   make mutants-list                       # every mutant's id, file:line, operator
+#   make mutants N=0 SHARD=2/4 FILES=fs/notify/fsnotify.c  # one machine's part of a run
+#   bin/fsnsuite mutants -merge -results results/mutants r1 r2 r3 r4   # the parts as one report
 #
 # MUT_RESULTS (results/mutants), COV_LINES (results/coverage/lines.json from
 # make coverage), MUT_VM_TIMEOUT, VM_CPUS, VM_MEM, FSNSUITE_VM_LOCK and
@@ -21,6 +23,8 @@ N            ?= 15
 SEED         ?= 1
 ID           ?=
 EXPECT       ?=
+SHARD        ?=
+FILES        ?=
 MUT_RESULTS  ?= results/mutants
 MUTANTS_ARGS ?=
 
@@ -29,9 +33,9 @@ MUTANTS_ARGS ?=
 mutants: build
 	N=$(call q,$(N)) SEED=$(call q,$(SEED)) ID=$(call q,$(ID)) BASE=$(call q,$(BASE)) EXPECT=$(call q,$(EXPECT)) \
 	  MUT_RESULTS=$(call q,$(call abs,$(MUT_RESULTS))) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) \
-	  MUT_VM_TIMEOUT=$(call q,$(MUT_VM_TIMEOUT)) COV_LINES=$(call q,$(COV_LINES)) \
+	  MUT_VM_TIMEOUT=$(call q,$(MUT_VM_TIMEOUT)) COV_LINES=$(call q,$(COV_LINES)) SHARD=$(call q,$(SHARD)) FILES=$(call q,$(FILES)) \
 	  sh scripts/mutants/mutants.sh $(call q,$(KSRC)) -- $(MUTANTS_ARGS)
 
 mutants-list: build
 	ksrc=$(call q,$(KSRC)); [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \
-	  $(call q,$(BIN)/fsnsuite) mutants -ksrc "$$ksrc" -list $(if $(BASE),-base $(call q,$(BASE))) $(if $(ID),-id $(call q,$(ID)))
+	  $(call q,$(BIN)/fsnsuite) mutants -ksrc "$$ksrc" -list $(if $(BASE),-base $(call q,$(BASE))) $(if $(ID),-id $(call q,$(ID))) $(if $(SHARD),-shard $(call q,$(SHARD))) $(if $(FILES),-files $(call q,$(FILES)))

@@ -31,6 +31,12 @@ type Report struct {
 	Results  []Result  `json:"mutants"`
 	// Complete is false while the run is still going (or was cut short).
 	Complete bool `json:"complete"`
+	// Shard is the part of the list this run ran ("K/N", -shard), "" for
+	// the whole; Merged lists the shards a merged report joins (Merge).
+	Shard string `json:"shard,omitempty"`
+	// Files, when set, are the only source files mutated (-files).
+	Files  []string `json:"files,omitempty"`
+	Merged []string `json:"merged_shards,omitempty"`
 }
 
 // Score is killed (crashed included) out of killed plus survived.
@@ -143,6 +149,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "Sample: N=%d SEED=%d.\n", r.N, r.Seed)
 	} else {
 		b.WriteString("Sample: every mutant.\n")
+	}
+	if len(r.Files) > 0 {
+		fmt.Fprintf(&b, "Files: %s only.\n", strings.Join(r.Files, ", "))
+	}
+	if r.Shard != "" {
+		fmt.Fprintf(&b, "Shard: %s of that list (fsnsuite mutants -merge joins the shards' reports).\n", r.Shard)
+	}
+	if len(r.Merged) > 0 {
+		fmt.Fprintf(&b, "Merged from shards %s.\n", strings.Join(r.Merged, ", "))
 	}
 	fmt.Fprintf(&b, "Coverage: %s.\n", r.Coverage)
 	if bl := r.Baseline; bl != nil {

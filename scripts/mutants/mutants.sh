@@ -41,5 +41,7 @@ set -- -ksrc "$ksrc" -dir "$dir" -results "${MUT_RESULTS:-$top/results/mutants}"
 [ -n "${ID:-}" ] && set -- -id "$ID" "$@"
 [ -n "${BASE:-}" ] && set -- -base "$BASE" "$@"
 [ -n "${EXPECT:-}" ] && set -- -expect "$EXPECT" "$@"
+[ -n "${SHARD:-}" ] && set -- -shard "$SHARD" "$@"
+[ -n "${FILES:-}" ] && set -- -files "$FILES" "$@"
 echo "mutants: $top/bin/fsnsuite mutants $*" >&2
 exec "$top/bin/fsnsuite" mutants "$@"

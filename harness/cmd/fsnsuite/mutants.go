@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,11 +46,16 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		vmTime   = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
 		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
 		suiteBin = fs.String("suite", "", "the runner `binary` (default: this executable)")
+		shardArg = fs.String("shard", "", "run (or with -list, list) only part `K/N` of the mutant list: every N-th mutant from the K-th, so that N machines share one run (merge their results directories with -merge)")
+		files    = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
+		merge    = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
+		partial  = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
 		noStages = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite mutants -ksrc TREE -dir DIR [flags] [-- runner flags]\n"+
-			"       fsnsuite mutants -ksrc TREE -list [-id IDS] [-base REV]\n\n"+
+			"       fsnsuite mutants -ksrc TREE -list [-id IDS] [-base REV] [-shard K/N]\n"+
+			"       fsnsuite mutants -merge -results OUT SHARD_DIR...\n\n"+
 			"Plants one fault at a time in fs/notify's C source (dnotify left out), builds\n"+
 			"the kernel incrementally in DIR/build, runs the correctness suite on it under\n"+
 			"qemu and compares each leaf with the unmutated kernel's run: killed (a leaf\n"+
@@ -65,6 +71,17 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fsnsuite mutants: %v\n", err)
 		return 2
+	}
+	if *merge {
+		return mergeShards(*results, fs.Args(), *partial, stdout, stderr)
+	}
+	var shard *mutate.Shard
+	if *shardArg != "" {
+		s, err := mutate.ParseShard(*shardArg)
+		if err != nil {
+			return fail(fmt.Errorf("-shard: %w", err))
+		}
+		shard = &s
 	}
 	// -expect is checked before anything runs: a typo must not cost a run.
 	want, err := parseExpect(*expect)
@@ -84,6 +101,13 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	all, err := mutate.GenerateTree(*ksrc, keep)
 	if err != nil {
 		return fail(err)
+	}
+	var fileList []string
+	if *files != "" {
+		fileList = strings.Split(*files, ",")
+		if all, err = mutate.OnlyFiles(all, fileList); err != nil {
+			return fail(fmt.Errorf("-files: %w", err))
+		}
 	}
 	var chosen []string
 	if *ids != "" {
@@ -121,6 +145,9 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 			}
 			ms = mutate.Sample(pool, *n, *seed)
 		}
+		if shard != nil {
+			ms = shard.Pick(ms)
+		}
 		for _, m := range ms {
 			fmt.Fprintf(stdout, "%s %s %s %s\n", m.ID, m.Where(), m.Op, m.Func)
 			if chosen != nil {
@@ -144,7 +171,10 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	rep := &mutate.Report{KSRC: *ksrc, Base: *base, Seed: *seed, N: *n, IDs: chosen, Generated: len(all), ByOp: map[string]int{}, NeverRan: -1}
+	rep := &mutate.Report{KSRC: *ksrc, Base: *base, Seed: *seed, N: *n, IDs: chosen, Generated: len(all), ByOp: map[string]int{}, NeverRan: -1, Files: fileList}
+	if shard != nil {
+		rep.Shard = shard.String()
+	}
 	rep.Coverage = "none: every mutant is run (make coverage writes results/coverage/lines.json)"
 	if *lines != "" {
 		f, err := os.Open(*lines)
@@ -190,6 +220,10 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		cfg.Force = true
 	} else {
 		ms = mutate.Sample(pool, *n, *seed)
+	}
+	if shard != nil {
+		ms = shard.Pick(ms)
+		fmt.Fprintf(stderr, "fsnsuite mutants: shard %s\n", shard)
 	}
 	fmt.Fprintf(stderr, "fsnsuite mutants: %d mutants generated, %d listed as equivalent; running %d\n", len(all), rep.Equivalent, len(ms))
 
@@ -239,6 +273,43 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	return 0
+}
+
+// mergeShards reads the mutants.json of each shard's results directory and
+// writes the merged report into out.
+func mergeShards(out string, dirs []string, partial bool, stdout, stderr io.Writer) int {
+	if len(dirs) == 0 {
+		fmt.Fprintln(stderr, "fsnsuite mutants: -merge needs the shards' results directories as arguments (see -h)")
+		return 2
+	}
+	var reps []*mutate.Report
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "mutants.json"))
+		if err != nil {
+			fmt.Fprintf(stderr, "fsnsuite mutants: -merge: %v\n", err)
+			return 2
+		}
+		var r mutate.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			fmt.Fprintf(stderr, "fsnsuite mutants: -merge: %s/mutants.json: %v\n", d, err)
+			return 2
+		}
+		reps = append(reps, &r)
+	}
+	merged, err := mutate.Merge(reps, partial)
+	if err != nil {
+		fmt.Fprintf(stderr, "fsnsuite mutants: %v\n", err)
+		return 2
+	}
+	if err := writeReport(out, merged); err != nil {
+		fmt.Fprintf(stderr, "fsnsuite mutants: %v\n", err)
+		return 2
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "report.txt")); err == nil {
+		stdout.Write(b)
+	}
+	fmt.Fprintf(stderr, "fsnsuite mutants: %d shards merged into %s/report.txt and %s/mutants.json\n", len(merged.Merged), out, out)
 	return 0
 }
 
