@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -333,7 +334,7 @@ func FormatValue(v float64, unit string) string {
 	}
 	s := ""
 	switch {
-	case strings.Contains(unit, "ns") && unit != "ratio":
+	case Nanoseconds(unit):
 		div, name := 1.0, "ns"
 		switch a := math.Abs(v); {
 		case a >= 1e9:
@@ -364,6 +365,14 @@ func FormatValue(v float64, unit string) string {
 	return s + " " + unit
 }
 
+// nsWord is "ns" as a word of a unit: "ns/op", "p99-ns", "cpu-ns/op", not
+// "insn/op" (instruction count mode's).
+var nsWord = regexp.MustCompile(`(^|[-/])ns($|[-/])`)
+
+// Nanoseconds reports whether a figure's unit counts nanoseconds ("ns/op",
+// "p99-ns", "cpu-ns/op"), which reads scaled to µs, ms or s.
+func Nanoseconds(unit string) bool { return nsWord.MatchString(unit) }
+
 // plainNum writes v with 4 significant digits in plain decimal notation,
 // trailing zeros dropped (0.003553, 1.005, 641.7, 4383, 100): never an
 // exponent.
@@ -392,7 +401,7 @@ func plainNum(v float64) string {
 // reads it, benchstat's way: "4.918 µs/op ±12%" (the wider side of the
 // interval, relative to the value), "... ± unbounded" for an interval with an
 // infinite end, the value alone when there is none. Exact is the interval
-// itself, "[4.290, 5.475] µs/op" ("" when there is none).
+// itself, "[4.29 µs/op, 5.475 µs/op]" ("" when there is none).
 func FormatInterval(m tap.Measurement) (short, exact string) {
 	short = FormatValue(m.Value, m.Unit)
 	if m.Lo == 0 && m.Hi == 0 {

@@ -182,6 +182,8 @@ func TestFigureFormat(t *testing.T) {
 		{31710, "p99-ns", "31.71 p99-µs"},
 		{6.63633e+06, "ns/op", "6.636 ms/op"},
 		{512, "ns/op", "512 ns/op"},
+		{2.5e6, "p99-cpu-ns/op", "2.5 p99-cpu-ms/op"},
+		{72000, "insn/op", "72k insn/op"}, // instructions, not nanoseconds
 		{170978, "ops/s", "171k ops/s"},
 		{149.244, "ops/s", "149.2 ops/s"},
 		{3.5e6, "ops/s", "3.5M ops/s"},

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
 )
 
 // Point is one plotted value with an optional interval (Lo == Hi == 0: none;
@@ -177,11 +179,13 @@ func ticks(lo, hi float64) []float64 {
 	return out
 }
 
+// num writes v with 4 significant digits in plain decimals, as the
+// comparison table does (runner.FormatValue): never an exponent.
 func num(v float64) string {
 	if math.Abs(v) < 1e-12 {
 		v = 0 // no "-0" from a tick computed as a tiny negative
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".")
+	return runner.FormatValue(v, "")
 }
 
 // human writes a count with a k, M or G suffix from 10,000 on: 10k, 100k, 1.5M.
@@ -213,7 +217,7 @@ func scaleFor(unit string, top float64) scale {
 	switch {
 	case unit == "ratio" || unit == "":
 		return scale{div: 1, unit: unit}
-	case strings.Contains(unit, "ns"):
+	case runner.Nanoseconds(unit):
 		div, name := 1.0, "ns"
 		switch {
 		case top >= 1e9:
@@ -476,7 +480,11 @@ func (p *Plot) dotSVG() string {
 		longest = max(longest, len([]rune(rowLabel(r.pt))))
 	}
 	padDot := int(math.Min(plotW*0.45, math.Max(120, charW*float64(longest)+24)))
-	innerDot := plotW - padDot - dotPadR
+	padR := dotPadR
+	if p.OwnAxis {
+		padR = 72 // room for each axis's unit at its right end
+	}
+	innerDot := plotW - padDot - padR
 	top := padT
 	legend := len(p.Series) > 1 || hollow(p) || len(p.gates()) > 0 || p.anyUnbounded()
 	if legend {

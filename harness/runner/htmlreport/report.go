@@ -1,9 +1,12 @@
 // Package htmlreport renders results directories as one self-contained HTML
-// page: per binary its verdict and counts, every failing case with its
-// diagnostics (diffs, HINT lines), skips grouped by reason, and the perf
-// measurements as SVG plots (scaling curves where case names carry a size,
-// ratios with their intervals otherwise). No script, style sheet or image is
-// fetched: the page is one file.
+// page. It opens with the verdict (of one run: pass, failed or skipped, its
+// failures grouped by reason; of two: the comparison fsnsuite diff prints,
+// its regressions, what improved and a benchstat-like table of the perf
+// figures), then the plots, each gate drawn (scaling curves where case names
+// carry a size, ratios with their intervals otherwise), then per run its
+// binaries, every failing case with its diagnostics (diffs, HINT lines) and
+// the skips grouped by reason. No script, style sheet or image is fetched:
+// the page is one file.
 package htmlreport
 
 import (
