@@ -561,11 +561,15 @@ func (p *Plot) dotSVG() string {
 			axisY := y + dotRowH*len(g.rows)
 			fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padDot, axisY, padDot+innerDot, axisY)
 			ts := gsc.ticks(g.lo, g.hi)
+			end := float64(padDot + innerDot)
+			unitX := end + 4 // right of the axis, and of a tick label centred at its end
 			for _, v := range ts {
+				l := gsc.label(v)
 				fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-					X(v), y, X(v), axisY, X(v), axisY+13, gsc.label(v))
+					X(v), y, X(v), axisY, X(v), axisY+13, l)
+				unitX = math.Max(unitX, X(v)+charW*float64(len([]rune(l)))/2+6)
 			}
-			fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="start">%s</text>`, padDot+innerDot+4, axisY+13, html.EscapeString(gsc.unit))
+			fmt.Fprintf(&b, `<text class="tick" x="%.0f" y="%d" text-anchor="start">%s</text>`, unitX, axisY+13, html.EscapeString(gsc.unit))
 			if p.Ref != 0 && p.Ref > g.lo && p.Ref < g.hi {
 				fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), y, X(p.Ref), axisY)
 			}
