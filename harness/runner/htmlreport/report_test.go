@@ -249,7 +249,7 @@ func resultsOf(t *testing.T, bins map[string]string) *runner.Results {
 }
 
 // perfBody is a perf binary's TAP: a gated case on an empty directory and a
-// case whose ratio is reported while its guard (walk_vs_readdir <= 1) gates
+// case whose ratio (12040) is reported while its guard (walk_vs_readdir <= 1) gates
 // it, as perf_watch_add prints them; scale multiplies the figures.
 func perfBody(scale float64) string {
 	var b strings.Builder
@@ -264,7 +264,8 @@ func perfBody(scale float64) string {
 	b.WriteString("echo 'ok 1 add_empty_dir'\n")
 	for _, l := range []string{
 		tap.Measurement{Name: "child_p99_ns", Value: 4383 * scale * scale, Unit: "p99-ns", Lo: 4000 * scale, Hi: 4800 * scale * scale}.String(),
-		tap.Measurement{Name: "ratio", Value: 39.2 * scale, Unit: "ratio", Lo: 38.2 * scale, Hi: 40.2 * scale}.String(),
+		// A ratio as large as a 1M-child tree gives: plain decimals still.
+		tap.Measurement{Name: "ratio", Value: 12040 * scale, Unit: "ratio", Lo: 11800 * scale, Hi: 12300 * scale}.String(),
 		tap.Measurement{Name: "walk_vs_readdir", Value: 0.18, Unit: "ratio", Lo: 0.111, Hi: 0.227}.String(),
 		tap.Gate{Name: "walk_vs_readdir", Max: 1}.String(),
 		// An interval with no bounds yet (too few rounds).
@@ -393,6 +394,8 @@ func TestFigureTable(t *testing.T) {
 		// 4383 -> 5018 p99-ns, µs; an unbounded interval says so.
 		"4.383 p99-µs ±10%", "5.018 p99-µs ±",
 		"283.8 ns/op ± unbounded", `title="unbounded interval"`,
+		// A ratio of 12040 (12883 after): plain decimals, no exponent.
+		"12040 ±2%", "12883 ±2%",
 	} {
 		assert.Check(t, is.Contains(table, want))
 	}
@@ -423,7 +426,7 @@ func TestPlotsShowDecision(t *testing.T) {
 	assert.Check(t, is.Contains(reported, ">reported, not gated</text>"))
 	assert.Check(t, !strings.Contains(reported, `class="gate"`))
 	// Before and after: the guard's rows carry its gate, the reported
-	// ratio is marked, the 1.02 ratio and the 39.2 one each on their axis.
+	// ratio is marked, the 1.02 ratio and the 12040 one each on their axis.
 	var cmpRatio string
 	for _, p := range Compare([]*runner.Results{before, after}) {
 		if p.Unit == "ratio" {
