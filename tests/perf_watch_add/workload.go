@@ -13,6 +13,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/perf"
+	"github.com/fsnsuite/fsnsuite/tap"
 	"golang.org/x/sys/unix"
 )
 
@@ -534,6 +535,17 @@ func report(t *harness.T, name string, iv perf.Interval, max float64, what strin
 		return
 	}
 	t.Notef("%s", line)
+	// Machine-readable, as perf.CheckWith prints a case's own ratio and
+	// gate: the figure and the bound this guard decides on, for the report
+	// to table and draw.
+	if !math.IsNaN(iv.Center) && !math.IsInf(iv.Center, 0) {
+		m := tap.Measurement{Name: name, Value: iv.Center, Unit: "ratio"}
+		if iv.Finite() {
+			m.Lo, m.Hi = iv.Lo, iv.Hi
+		}
+		t.Notef("%s", m)
+	}
+	t.Notef("%s", tap.Gate{Name: name, Max: max})
 	switch {
 	case !iv.Finite() || math.IsNaN(iv.Center):
 		undecided(t, line+": too few rounds for an interval")

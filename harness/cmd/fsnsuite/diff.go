@@ -19,9 +19,12 @@ func diffResults(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: fsnsuite diff BEFORE_DIR AFTER_DIR\n\n"+
 			"Compares two results directories leaf by leaf: pass -> fail and fail -> pass\n"+
 			"are the verdict (a failing leaf the other run lacks counts: a binary that\n"+
-			"failed as a whole); leaves that fail in both and leaves that passed before\n"+
-			"and skip after are listed apart, and figures both runs reported are shown\n"+
-			"side by side with their ratio.\n"+
+			"failed as a whole), printed first with the figures that went beyond their\n"+
+			"gates; each changed leaf follows with the case's statement and HINT; leaves\n"+
+			"that fail in both and leaves that passed before and skip after are listed\n"+
+			"apart, and figures both runs reported are tabled: before and after with\n"+
+			"their intervals, the change in percent with its interval (~ when it spans\n"+
+			"no change), and the gate each was judged against.\n"+
 			"Exit status: 0 no pass/fail difference, 1 a difference, 2 a usage error.\n")
 	}
 	if err := fs.Parse(args); err != nil {

@@ -14,11 +14,14 @@ import (
 const reportUsage = `usage: fsnsuite report [-o report.html] [-label NAME]... RESULTS_DIR...
 
 Renders results directories (runs of fsnsuite, e.g. one per kernel) as one
-self-contained HTML page: pass/fail/skip per binary with reasons, every
-failing case's diagnostics and HINT lines, skips by reason, the cases
-reported without a gate, and the perf measurements as SVG plots (with their
-gates; given several directories, before/after charts). A run is named by
-its kernel and directory, or by the i-th -label for the i-th directory.
+self-contained HTML page that opens with the verdict: of one run, PASS/FAIL/
+SKIP with its failures grouped by reason; of several, the verdict fsnsuite
+diff prints for the first against each other run, its regressions with each
+case's statement and HINT, what improved, and a table of every perf figure
+before and after with the change and its gate. Then the plots (every gate
+drawn), and per run its binaries, every failing case's diagnostics, skips by
+reason and the cases reported without a gate. A run is named by its kernel
+and directory, or by the i-th -label for the i-th directory.
 
 flags:
 `

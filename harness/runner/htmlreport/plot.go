@@ -6,9 +6,13 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/fsnsuite/fsnsuite/harness/runner"
 )
 
-// Point is one plotted value with an optional interval (Lo == Hi == 0: none).
+// Point is one plotted value with an optional interval (Lo == Hi == 0: none;
+// an infinite end: unbounded, labelled so instead of a whisker to the edge).
+// A value that is not finite is not drawn.
 type Point struct {
 	X      float64
 	Label  string // the row's label (dot charts) or tooltip
@@ -17,9 +21,21 @@ type Point struct {
 	// Gate is the threshold the case's verdict held this figure to (its
 	// "gate: ratio <= MAX" line), 0 for none.
 	Gate float64
-	// Reported marks a figure of a case reported, not gated: drawn hollow.
+	// Reported marks a figure no gate judged (a ratio of a case reported,
+	// not gated, or decided by other figures): drawn hollow.
 	Reported bool
 }
+
+// hasInterval reports whether the point carries an interval.
+func (pt Point) hasInterval() bool { return pt.Lo != 0 || pt.Hi != 0 }
+
+// unbounded reports whether the point's interval has an infinite (or
+// undefined) end.
+func (pt Point) unbounded() bool {
+	return pt.hasInterval() && (!finite(pt.Lo) || !finite(pt.Hi))
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Series is a named line of points.
 type Series struct {
@@ -43,13 +59,21 @@ type Plot struct {
 	// Interleave orders a dot chart's rows point by point across the series
 	// (a before/after pair next to each other) instead of series by series.
 	Interleave bool
+	// OwnAxis gives each label of a dot chart (a figure, or a before/after
+	// pair) its own axis, scaled to its values, intervals and gate: figures
+	// of very different sizes (1.02 beside 641) each read at their scale.
+	OwnAxis bool
 }
 
-// N is how many points the plot draws.
+// N is how many points the plot draws (those with a finite value).
 func (p *Plot) N() int {
 	n := 0
 	for _, s := range p.Series {
-		n += len(s.Points)
+		for _, pt := range s.Points {
+			if finite(pt.Y) {
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -89,34 +113,51 @@ func (p *Plot) absolute() bool { return p.Unit != "ratio" && p.Unit != "" }
 // the reference inside it (so that no whisker is ever clipped), 0 too for an
 // absolute unit, with a margin.
 func (p *Plot) valueRange() (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	add := func(v float64) { lo, hi = math.Min(lo, v), math.Max(hi, v) }
+	var pts []Point
 	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			add(pt.Y)
-			if pt.Lo != 0 || pt.Hi != 0 {
-				add(pt.Lo)
-				add(pt.Hi)
-			}
-			if pt.Gate != 0 {
-				add(pt.Gate)
-			}
+		pts = append(pts, s.Points...)
+	}
+	return rangeOf(pts, p.Ref, p.absolute())
+}
+
+// rangeOf is the range of an axis for pts: every finite value and interval
+// end and every gate, ref (when non-zero) and 0 (when zero is set) inside it,
+// with a margin. An infinite interval end is left out: it is labelled
+// "unbounded", not drawn.
+func rangeOf(pts []Point, ref float64, zero bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	add := func(v float64) {
+		if finite(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	for _, pt := range pts {
+		if !finite(pt.Y) {
+			continue
+		}
+		add(pt.Y)
+		if pt.hasInterval() {
+			add(pt.Lo)
+			add(pt.Hi)
+		}
+		if pt.Gate != 0 {
+			add(pt.Gate)
 		}
 	}
 	if math.IsInf(lo, 1) {
 		return 0, 1
 	}
-	if p.Ref != 0 {
-		add(p.Ref)
+	if ref != 0 {
+		add(ref)
 	}
-	if p.absolute() {
+	if zero {
 		add(0)
 	}
 	if hi == lo {
 		hi, lo = hi+math.Abs(hi)*0.05+1e-9, lo-math.Abs(lo)*0.05-1e-9
 	}
 	pad := (hi - lo) * 0.05
-	if p.absolute() && lo == 0 {
+	if zero && lo == 0 {
 		return 0, hi + pad
 	}
 	return lo - pad, hi + pad
@@ -138,11 +179,13 @@ func ticks(lo, hi float64) []float64 {
 	return out
 }
 
+// num writes v with 4 significant digits in plain decimals, as the
+// comparison table does (runner.FormatValue): never an exponent.
 func num(v float64) string {
 	if math.Abs(v) < 1e-12 {
 		v = 0 // no "-0" from a tick computed as a tiny negative
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".")
+	return runner.FormatValue(v, "")
 }
 
 // human writes a count with a k, M or G suffix from 10,000 on: 10k, 100k, 1.5M.
@@ -174,7 +217,7 @@ func scaleFor(unit string, top float64) scale {
 	switch {
 	case unit == "ratio" || unit == "":
 		return scale{div: 1, unit: unit}
-	case strings.Contains(unit, "ns"):
+	case runner.Nanoseconds(unit):
 		div, name := 1.0, "ns"
 		switch {
 		case top >= 1e9:
@@ -298,7 +341,12 @@ func (p *Plot) lineSVG() string {
 	legend := 0
 	for i, s := range p.Series {
 		c := palette[i%len(palette)]
-		pts := append([]Point(nil), s.Points...)
+		var pts []Point
+		for _, pt := range s.Points {
+			if finite(pt.Y) {
+				pts = append(pts, pt)
+			}
+		}
 		sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
 		// The line goes through the mean at each x: a condition measured
 		// in several experiments (the base of each) has a point per
@@ -314,10 +362,21 @@ func (p *Plot) lineSVG() string {
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, c, strings.Join(path, " "))
 		for _, pt := range pts {
-			if pt.Lo != 0 || pt.Hi != 0 {
-				fmt.Fprintf(&b, `<line class="whisker" stroke="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c, X(pt.X), Y(pt.Lo), X(pt.X), Y(pt.Hi))
+			x := X(pt.X)
+			switch {
+			case pt.unbounded():
+				// No whisker to the plot's edge: the finite end, if any,
+				// and the word.
+				for _, end := range []float64{pt.Lo, pt.Hi} {
+					if finite(end) {
+						fmt.Fprintf(&b, `<line class="whisker" stroke="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c, x, Y(pt.Y), x, Y(end))
+					}
+				}
+				fmt.Fprintf(&b, `<text class="unbounded" x="%.1f" y="%.1f">unbounded</text>`, x+6, Y(pt.Y)-6)
+			case pt.hasInterval():
+				fmt.Fprintf(&b, `<line class="whisker" stroke="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c, x, Y(pt.Lo), x, Y(pt.Hi))
 			}
-			circle(&b, c, X(pt.X), Y(pt.Y), pt, fmt.Sprintf("%s: %s = %s", s.Name, human(pt.X), sc.value(pt.Y)))
+			circle(&b, c, x, Y(pt.Y), pt, fmt.Sprintf("%s: %s = %s%s", s.Name, human(pt.X), sc.value(pt.Y), intervalTitle(pt, sc)))
 		}
 		ly := padT + 14*legend
 		legend++
@@ -362,12 +421,31 @@ func hollow(p *Plot) bool {
 	return false
 }
 
+// dotRow is one row of a dot chart: a point and its series' colour.
+type dotRow struct {
+	pt    Point
+	color string
+}
+
+// dotGroup is the rows that share a label (a figure; a before/after pair),
+// and, with OwnAxis, their axis's range.
+type dotGroup struct {
+	label  string
+	rows   []dotRow
+	lo, hi float64
+}
+
+// Heights in the drawing's coordinates of a dot chart's own-axis strip (the
+// tick labels under each group) and of the space between groups.
+const (
+	axisStripH = 18
+	groupGap   = 6
+)
+
 func (p *Plot) dotSVG() string {
-	var rows []Point
-	var colors []string
+	var rows []dotRow
 	add := func(i int, pt Point) {
-		rows = append(rows, pt)
-		colors = append(colors, palette[i%len(palette)])
+		rows = append(rows, dotRow{pt, palette[i%len(palette)]})
 	}
 	if p.Interleave {
 		longest := 0
@@ -388,19 +466,45 @@ func (p *Plot) dotSVG() string {
 			}
 		}
 	}
+	var groups []*dotGroup
+	for _, r := range rows {
+		if len(groups) == 0 || groups[len(groups)-1].label != r.pt.Label {
+			groups = append(groups, &dotGroup{label: r.pt.Label})
+		}
+		g := groups[len(groups)-1]
+		g.rows = append(g.rows, r)
+	}
 	// The label column is as wide as its longest label (within reason).
 	longest := 0
-	for _, pt := range rows {
-		longest = max(longest, len([]rune(rowLabel(pt))))
+	for _, r := range rows {
+		longest = max(longest, len([]rune(rowLabel(r.pt))))
 	}
 	padDot := int(math.Min(plotW*0.45, math.Max(120, charW*float64(longest)+24)))
-	innerDot := plotW - padDot - dotPadR
+	padR := dotPadR
+	if p.OwnAxis {
+		padR = 72 // room for each axis's unit at its right end
+	}
+	innerDot := plotW - padDot - padR
 	top := padT
-	legend := len(p.Series) > 1 || hollow(p) || len(p.gates()) > 0
+	legend := len(p.Series) > 1 || hollow(p) || len(p.gates()) > 0 || p.anyUnbounded()
 	if legend {
 		top += 16 // a legend line: which colour is which series, hollow, gate
 	}
-	h := top + dotRowH*len(rows) + padB
+	groupH := func(g *dotGroup) int {
+		h := dotRowH * len(g.rows)
+		if p.OwnAxis {
+			h += axisStripH + groupGap
+		}
+		return h
+	}
+	bottom := top
+	for _, g := range groups {
+		bottom += groupH(g)
+	}
+	h := bottom + padB
+	if p.OwnAxis {
+		h = bottom + 24
+	}
 	var b strings.Builder
 	p.header(&b, plotW, h)
 	if legend {
@@ -418,45 +522,128 @@ func (p *Plot) dotSVG() string {
 			x += 150
 		}
 		if len(p.gates()) > 0 {
-			fmt.Fprintf(&b, `<line class="gate" x1="%d" y1="%d" x2="%d" y2="%d"/><text class="legend" x="%d" y="%d">the case's gate</text>`,
+			fmt.Fprintf(&b, `<line class="gate" x1="%d" y1="%d" x2="%d" y2="%d"/><text class="legend" x="%d" y="%d">the gate the figure was judged against</text>`,
 				x+4, padT-5, x+4, padT+7, x+12, padT+5)
+			x += 250
+		}
+		if p.anyUnbounded() {
+			fmt.Fprintf(&b, `<text class="legend" x="%d" y="%d">unbounded: an interval with an infinite end (too few rounds)</text>`, x+4, padT+5)
 		}
 	}
 	lo, hi := p.valueRange()
 	sc := scaleFor(p.Unit, math.Max(math.Abs(lo), math.Abs(hi)))
-	X := func(v float64) float64 { return float64(padDot) + (v-lo)/(hi-lo)*float64(innerDot) }
-	bottom := top + dotRowH*len(rows)
-	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padDot, bottom, padDot+innerDot, bottom)
-	for _, v := range sc.ticks(lo, hi) {
-		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-			X(v), top, X(v), bottom, X(v), bottom+15, sc.label(v))
-	}
-	fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, padDot+innerDot/2, h-8, html.EscapeString(sc.unit))
-	if p.Ref != 0 {
-		fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), top, X(p.Ref), bottom)
-	}
-	for i, pt := range rows {
-		y := float64(top + dotRowH*i + dotRowH/2)
-		if i == 0 || rows[i-1].Label != pt.Label { // a before/after pair shares its label
-			fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padDot-8, y+4, html.EscapeString(rowLabel(pt)))
+	if !p.OwnAxis {
+		X := func(v float64) float64 { return float64(padDot) + (v-lo)/(hi-lo)*float64(innerDot) }
+		fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padDot, bottom, padDot+innerDot, bottom)
+		for _, v := range sc.ticks(lo, hi) {
+			fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
+				X(v), top, X(v), bottom, X(v), bottom+15, sc.label(v))
 		}
-		if pt.Gate != 0 {
-			fmt.Fprintf(&b, `<line class="gate" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>gate ≤ %s</title></line>`,
-				X(pt.Gate), y-dotRowH/2+2, X(pt.Gate), y+dotRowH/2-2, num(pt.Gate))
+		fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="middle">%s</text>`, padDot+innerDot/2, h-8, html.EscapeString(sc.unit))
+		if p.Ref != 0 {
+			fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), top, X(p.Ref), bottom)
 		}
-		if pt.Lo != 0 || pt.Hi != 0 {
-			fmt.Fprintf(&b, `<line class="whisker" stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, colors[i], X(pt.Lo), y, X(pt.Hi), y)
+		y := top
+		for _, g := range groups {
+			p.dotGroupSVG(&b, g, y, padDot, sc, X)
+			y += groupH(g)
 		}
-		circle(&b, colors[i], X(pt.Y), y, pt, pt.Label+" = "+sc.value(pt.Y))
+	} else {
+		y := top
+		for _, g := range groups {
+			var pts []Point
+			for _, r := range g.rows {
+				pts = append(pts, r.pt)
+			}
+			g.lo, g.hi = rangeOf(pts, 0, false)
+			gsc := scaleFor(p.Unit, math.Max(math.Abs(g.lo), math.Abs(g.hi)))
+			X := func(v float64) float64 { return float64(padDot) + (v-g.lo)/(g.hi-g.lo)*float64(innerDot) }
+			axisY := y + dotRowH*len(g.rows)
+			fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padDot, axisY, padDot+innerDot, axisY)
+			ts := gsc.ticks(g.lo, g.hi)
+			end := float64(padDot + innerDot)
+			unitX := end + 4 // right of the axis, and of a tick label centred at its end
+			for _, v := range ts {
+				l := gsc.label(v)
+				fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
+					X(v), y, X(v), axisY, X(v), axisY+13, l)
+				unitX = math.Max(unitX, X(v)+charW*float64(len([]rune(l)))/2+6)
+			}
+			fmt.Fprintf(&b, `<text class="tick" x="%.0f" y="%d" text-anchor="start">%s</text>`, unitX, axisY+13, html.EscapeString(gsc.unit))
+			if p.Ref != 0 && p.Ref > g.lo && p.Ref < g.hi {
+				fmt.Fprintf(&b, `<line class="ref" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, X(p.Ref), y, X(p.Ref), axisY)
+			}
+			p.dotGroupSVG(&b, g, y, padDot, gsc, X)
+			y += groupH(g)
+		}
 	}
 	b.WriteString("</svg>")
 	return b.String()
 }
 
+// dotGroupSVG draws a group's rows from y down: the label, each row's gate,
+// interval (or "unbounded") and point.
+func (p *Plot) dotGroupSVG(b *strings.Builder, g *dotGroup, top int, padDot int, sc scale, X func(float64) float64) {
+	for i, r := range g.rows {
+		pt := r.pt
+		y := float64(top + dotRowH*i + dotRowH/2)
+		if i == 0 { // a before/after pair shares its label
+			fmt.Fprintf(b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padDot-8, y+4, html.EscapeString(rowLabel(pt)))
+		}
+		if pt.Gate != 0 {
+			fmt.Fprintf(b, `<line class="gate" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>gate ≤ %s</title></line>`,
+				X(pt.Gate), y-dotRowH/2+2, X(pt.Gate), y+dotRowH/2-2, num(pt.Gate))
+			if i == 0 {
+				fmt.Fprintf(b, `<text class="gatelabel" x="%.1f" y="%.1f">≤ %s</text>`, X(pt.Gate)+3, y-dotRowH/2+9, num(pt.Gate))
+			}
+		}
+		if !finite(pt.Y) {
+			fmt.Fprintf(b, `<text class="tick" x="%d" y="%.1f">n/a</text>`, padDot+4, y+4)
+			continue
+		}
+		switch {
+		case pt.unbounded():
+			for _, end := range []float64{pt.Lo, pt.Hi} {
+				if finite(end) {
+					fmt.Fprintf(b, `<line class="whisker" stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, r.color, X(pt.Y), y, X(end), y)
+				}
+			}
+			fmt.Fprintf(b, `<text class="unbounded" x="%.1f" y="%.1f">unbounded</text>`, X(pt.Y)+7, y+4)
+		case pt.hasInterval():
+			fmt.Fprintf(b, `<line class="whisker" stroke="%s" stroke-width="1.5" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, r.color, X(pt.Lo), y, X(pt.Hi), y)
+		}
+		circle(b, r.color, X(pt.Y), y, pt, pt.Label+" = "+sc.value(pt.Y)+intervalTitle(pt, sc))
+	}
+}
+
+// intervalTitle is a point's interval for its tooltip: " [lo, hi]", "
+// (interval unbounded)", or "" for none.
+func intervalTitle(pt Point, sc scale) string {
+	switch {
+	case pt.unbounded():
+		return " (interval unbounded)"
+	case pt.hasInterval():
+		return " [" + sc.value(pt.Lo) + ", " + sc.value(pt.Hi) + "]"
+	}
+	return ""
+}
+
+// anyUnbounded reports whether any point's interval is unbounded.
+func (p *Plot) anyUnbounded() bool {
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			if pt.unbounded() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // rowLabel is a dot chart row's label: a reported-only figure says so.
 func rowLabel(pt Point) string {
 	if pt.Reported {
-		return pt.Label + " (reported)"
+		return pt.Label + " (reported, not gated)"
 	}
 	return pt.Label
 }
