@@ -49,7 +49,8 @@ type Results struct {
 // file that is not what the runner writes (JSON null, {}, an object of other
 // fields) is refused with an error naming the file and what is wrong: read
 // as a document, it would give an empty report or export, as if the run had
-// nothing to say.
+// nothing to say. The text of the tree is escaped as Parse escapes it
+// (tap.Escape), whoever wrote the file.
 func LoadResults(dir string) (*Results, error) {
 	r := &Results{Dir: dir, Root: &tap.Node{}}
 	path := filepath.Join(dir, "results.json")
@@ -66,6 +67,7 @@ func LoadResults(dir string) (*Results, error) {
 	if err := checkResultsRoot(r.Root); err != nil {
 		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
 	}
+	escapeTree(r.Root)
 	path = filepath.Join(dir, "run.json")
 	b, err = os.ReadFile(path)
 	if err != nil {
@@ -81,6 +83,21 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("%s: not a run description: no \"suite\" or \"start\"", path)
 	}
 	return r, nil
+}
+
+// escapeTree passes the text of every node below n through tap.Escape.
+func escapeTree(n *tap.Node) {
+	n.Name, n.Reason, n.SkipAll, n.BailOut = tap.Escape(n.Name), tap.Escape(n.Reason), tap.Escape(n.SkipAll), tap.Escape(n.BailOut)
+	for _, l := range [][]string{n.Diagnostics, n.YAML, n.Problems} {
+		for i := range l {
+			l[i] = tap.Escape(l[i])
+		}
+	}
+	for _, c := range n.Children {
+		if c != nil {
+			escapeTree(c)
+		}
+	}
 }
 
 // jsonObject checks that b is one JSON value and an object (json.Unmarshal
