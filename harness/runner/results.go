@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,8 +51,11 @@ type Results struct {
 // file that is not what the runner writes (JSON null, {}, an object of other
 // fields) is refused with an error naming the file and what is wrong: read
 // as a document, it would give an empty report or export, as if the run had
-// nothing to say. The text of the tree is escaped as Parse escapes it
-// (tap.Escape), whoever wrote the file.
+// nothing to say. So is a directory whose files the run could not write
+// whole (a results filesystem that filled, then freed): a results.json cut
+// short, or a results.tap without its last newline or without a result line
+// for every binary its plan promised. The text of the tree is escaped as
+// Parse escapes it (tap.Escape), whoever wrote the file.
 func LoadResults(dir string) (*Results, error) {
 	r := &Results{Dir: dir, Root: &tap.Node{}}
 	path := filepath.Join(dir, "results.json")
@@ -59,6 +64,10 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	if err := jsonObject(b); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Offset >= int64(len(bytes.TrimRight(b, " \t\r\n"))) {
+			return nil, fmt.Errorf("%s: cut short: the JSON ends after %d bytes, before the document does (the run could not write it whole: a full disk?)", path, len(b))
+		}
 		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
 	}
 	if err := json.Unmarshal(b, r.Root); err != nil {
@@ -68,6 +77,14 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
 	}
 	escapeTree(r.Root)
+	path = filepath.Join(dir, "results.tap")
+	if b, err := os.ReadFile(path); err == nil {
+		if err := completeTAP(b, r.Root.Plan); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
 	path = filepath.Join(dir, "run.json")
 	b, err = os.ReadFile(path)
 	if err != nil {
@@ -83,6 +100,33 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("%s: not a run description: no \"suite\" or \"start\"", path)
 	}
 	return r, nil
+}
+
+// completeTAP checks a results.tap the runner wrote (a results directory
+// made by other means may have none): it ends with a newline, and its top
+// level has a plan of plan binaries and a result line for each. A stream
+// cut at a line's end has its plan but fewer results.
+func completeTAP(b []byte, plan int) error {
+	const why = "the run could not write it whole (a full disk?), and its other files may not be either"
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return fmt.Errorf("cut short: no newline at its end (%d bytes): %s", len(b), why)
+	}
+	st := tap.ParseString(string(b))
+	got := 0 // the result lines (Parse fills what the plan promised with missing points)
+	for _, c := range st.Children {
+		if c.Status != tap.StatusMissing {
+			got++
+		}
+	}
+	switch {
+	case st.Plan < 0:
+		return fmt.Errorf("cut short: no plan: %s", why)
+	case got < st.Plan:
+		return fmt.Errorf("cut short: plan 1..%d but only %d result lines: %s", st.Plan, got, why)
+	case st.Plan != plan:
+		return fmt.Errorf("plan 1..%d but results.json has %d binaries: not the same run", st.Plan, plan)
+	}
+	return nil
 }
 
 // escapeTree passes the text of every node below n through tap.Escape.
