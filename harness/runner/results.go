@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,23 +239,43 @@ func ResultWord(s tap.Status) string {
 // (scripts/lava/fsnsuite.yaml) turns into lava-test-case calls: one line per
 // leaf, "NAME RESULT", and one line per measurement a leaf reported,
 // "NAME.MEASUREMENT RESULT VALUE UNIT". NAME is a stable dotted path (no
-// reason, no numbering): reasons stay in the TAP log.
+// reason, no numbering): reasons stay in the TAP log. The last line counts
+// the lines above it by result, "# count pass=N fail=M skip=K total=T":
+// scripts/lava/lava-results.sh checks what it read against it, so a file cut
+// short (a full disk) is reported as such, never as fewer passes.
 func WriteLAVA(w io.Writer, root *tap.Node) error {
-	for _, l := range Leaves(root) {
-		res := ResultWord(l.Node.Status)
-		if _, err := fmt.Fprintf(w, "%s %s\n", l.Path, res); err != nil {
+	count := map[string]int{}
+	total := 0
+	line := func(format string, a ...any) error {
+		if _, err := fmt.Fprintf(w, format, a...); err != nil {
 			return fmt.Errorf("writing lava results: %w", err)
 		}
+		return nil
+	}
+	for _, l := range Leaves(root) {
+		res := ResultWord(l.Node.Status)
+		if err := line("%s %s\n", l.Path, res); err != nil {
+			return err
+		}
+		count[res]++
+		total++
 		if l.Node == l.Binary && len(l.Binary.Children) > 0 {
 			continue // the binary's verdict line has no figures of its own
 		}
 		for _, m := range l.Node.Measurements() {
-			if _, err := fmt.Fprintf(w, "%s.%s %s %s %s\n", l.Path, m.Name, res, fmtMeasure(m.Value), m.Unit); err != nil {
-				return fmt.Errorf("writing lava results: %w", err)
+			if err := line("%s.%s %s %s %s\n", l.Path, m.Name, res, fmtMeasure(m.Value), m.Unit); err != nil {
+				return err
 			}
+			count[res]++
+			total++
 		}
 	}
-	return nil
+	return line("%s\n", lavaCount(count, total))
+}
+
+// lavaCount is the last line of a LAVA results file.
+func lavaCount(count map[string]int, total int) string {
+	return fmt.Sprintf("# count pass=%d fail=%d skip=%d total=%d", count["pass"], count["fail"], count["skip"], total)
 }
 
 func fmtMeasure(v float64) string { return fmt.Sprintf("%g", v) }
@@ -267,15 +289,26 @@ type LAVALine struct {
 
 // ParseLAVA reads a results file written by WriteLAVA and checks what LAVA
 // needs of it: names are dotted paths and unique, results are pass, fail,
-// skip or unknown, a measurement is a number with units.
+// skip or unknown, a measurement is a number with units, and the file ends
+// with its count line (newline included), which agrees with the lines above.
 func ParseLAVA(r io.Reader) ([]LAVALine, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading lava results: %w", err)
 	}
+	text := string(b)
+	if !strings.HasSuffix(text, "\n") {
+		return nil, fmt.Errorf("cut short: no newline at the end (%d bytes)", len(b))
+	}
 	var out []LAVALine
 	seen := map[string]int{}
-	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+	count := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "# count ") {
+		return nil, fmt.Errorf("cut short: the last line is %q, not the count line", last)
+	}
+	for i, line := range lines[:len(lines)-1] {
 		f := strings.Fields(line)
 		if len(f) != 2 && len(f) != 4 {
 			return nil, fmt.Errorf("line %d: %q: want NAME RESULT [MEASUREMENT UNITS]", i+1, line)
@@ -295,12 +328,16 @@ func ParseLAVA(r io.Reader) ([]LAVALine, error) {
 		}
 		if len(f) == 4 {
 			l.Measurement, l.Units = f[2], f[3]
-			var v float64
-			if _, err := fmt.Sscanf(l.Measurement, "%g", &v); err != nil {
-				return nil, fmt.Errorf("line %d: measurement %q is not a number", i+1, l.Measurement)
+			v, err := strconv.ParseFloat(l.Measurement, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("line %d: measurement %q is not a finite number", i+1, l.Measurement)
 			}
 		}
+		count[l.Result]++
 		out = append(out, l)
+	}
+	if want := lavaCount(count, len(out)); last != want {
+		return nil, fmt.Errorf("the count line says %q, the lines above it %q", last, want)
 	}
 	return out, nil
 }
