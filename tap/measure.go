@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -38,22 +39,62 @@ func (m Measurement) String() string {
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
-// ParseMeasurement reads a diagnostic written by Measurement.String.
+// ParseMeasurement reads a diagnostic written by Measurement.String. A
+// figure whose value or interval is not a finite number (NaN, ±Inf: no
+// consumer can store it, JSON cannot even write it) is not a measurement:
+// NonFinite names it instead.
 func ParseMeasurement(diag string) (Measurement, bool) {
+	m, err := parseMeasurement(diag)
+	return m, err == nil
+}
+
+// errNotMeasurement is parseMeasurement's answer for a diagnostic that is
+// not a measurement line at all.
+var errNotMeasurement = errors.New("not a measurement")
+
+func parseMeasurement(diag string) (Measurement, error) {
 	m := measurementRE.FindStringSubmatch(diag)
 	if m == nil {
-		return Measurement{}, false
+		return Measurement{}, errNotMeasurement
 	}
-	v, err := strconv.ParseFloat(m[2], 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return Measurement{}, false
+	num := func(what, s string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("%s %q is not a number", what, s)
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return 0, fmt.Errorf("%s %s is not finite", what, s)
+		}
+		return v, nil
+	}
+	v, err := num("value", m[2])
+	if err != nil {
+		return Measurement{}, err
 	}
 	out := Measurement{Name: m[1], Value: v, Unit: m[3]}
 	if m[4] != "" {
-		out.Lo, _ = strconv.ParseFloat(m[4], 64)
-		out.Hi, _ = strconv.ParseFloat(m[5], 64)
+		if out.Lo, err = num("interval bound", m[4]); err != nil {
+			return Measurement{}, err
+		}
+		if out.Hi, err = num("interval bound", m[5]); err != nil {
+			return Measurement{}, err
+		}
 	}
-	return out, true
+	return out, nil
+}
+
+// NonFinite lists the measurement lines among n's diagnostics that
+// Measurements leaves out because a number in them is not finite or not a
+// number, each as "NAME: why" (e.g. "ratio: interval bound NaN is not
+// finite"), for the note an export puts where the figure would have been.
+func (n *Node) NonFinite() []string {
+	var out []string
+	for _, d := range n.Diagnostics {
+		if _, err := parseMeasurement(d); err != nil && err != errNotMeasurement {
+			out = append(out, measurementRE.FindStringSubmatch(d)[1]+": "+err.Error())
+		}
+	}
+	return out
 }
 
 // Measurements returns the measurements among n's diagnostics, in order.

@@ -38,3 +38,25 @@ not ok 3 broken
 	assert.Equal(t, back, g)
 	assert.Equal(t, g.String(), "gate: ratio <= 1.25")
 }
+
+// A figure with a number that is not finite is not a measurement (no
+// consumer can hold it: JSON has no NaN); NonFinite names it and why, for
+// the note that takes its place (issue 33 item 6).
+func TestMeasurementNonFinite(t *testing.T) {
+	st := ParseString(`TAP version 13
+1..1
+# measurement: ns_per_op 1664 ns/op [1651,1678]
+# measurement: ratio 1.02 ratio [NaN,+Inf]
+# measurement: inf_value Inf ns/op
+# measurement: count 12 ops [x,2]
+# not a measurement: NaN
+ok 1 write.tmpfs
+`)
+	leaf := st.Children[0]
+	assert.DeepEqual(t, leaf.Measurements(), []Measurement{{Name: "ns_per_op", Value: 1664, Unit: "ns/op", Lo: 1651, Hi: 1678}})
+	assert.DeepEqual(t, leaf.NonFinite(), []string{
+		"ratio: interval bound NaN is not finite",
+		"inf_value: value Inf is not finite",
+		`count: interval bound "x" is not a number`,
+	})
+}

@@ -190,13 +190,16 @@ var (
 // failed (see Node.Failed), skip for "1..0 # SKIP", else pass. Parse is
 // tolerant: unknown lines become diagnostics, and a truncated stream yields
 // StatusMissing nodes and Problems rather than an error. The error is only
-// for a failing reader.
+// for a failing reader. Every line is read through Escape: no name, reason
+// or diagnostic of the tree holds a control character or invalid UTF-8
+// (a guest console line quoted in a diagnostic, a process name), so that
+// each consumer (the terminal summary, JUnit, KCIDB, HTML) gets text.
 func Parse(r io.Reader) (*Node, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	var lines []string
 	for sc.Scan() {
-		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
+		lines = append(lines, Escape(strings.TrimRight(sc.Text(), "\r")))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading tap stream: %w", err)

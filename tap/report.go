@@ -157,6 +157,7 @@ func WriteJUnit(w io.Writer, root *Node, suite string) error {
 		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = secs(total)
+	doc.xmlSafe()
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("writing junit report: %w", err)
 	}
@@ -169,6 +170,44 @@ func WriteJUnit(w io.Writer, root *Node, suite string) error {
 		return fmt.Errorf("writing junit report: %w", err)
 	}
 	return nil
+}
+
+// xmlSafe passes every text of d through XMLSafe. Parse has escaped what
+// came from a stream already; this is the second line of defence, for a tree
+// built another way (read back from JSON, made by hand): encoding/xml writes
+// CDATA as given, and one control character in it makes the whole document
+// unreadable to every JUnit consumer.
+func (d *junitSuites) xmlSafe() {
+	d.Name = XMLSafe(d.Name)
+	msg := func(m *junitMessage) {
+		if m != nil {
+			m.Message, m.Type, m.Body = XMLSafe(m.Message), XMLSafe(m.Type), XMLSafe(m.Body)
+		}
+	}
+	txt := func(t *junitText) {
+		if t != nil {
+			t.Text = XMLSafe(t.Text)
+		}
+	}
+	for i := range d.Suites {
+		s := &d.Suites[i]
+		s.Name = XMLSafe(s.Name)
+		txt(s.Out)
+		if s.Props != nil {
+			for j := range s.Props.Props {
+				p := &s.Props.Props[j]
+				p.Name, p.Value = XMLSafe(p.Name), XMLSafe(p.Value)
+			}
+		}
+		for j := range s.Cases {
+			c := &s.Cases[j]
+			c.Name, c.Classname = XMLSafe(c.Name), XMLSafe(c.Classname)
+			msg(c.Skipped)
+			msg(c.Error)
+			msg(c.Failure)
+			txt(c.Out)
+		}
+	}
 }
 
 // blockProblems describes what is wrong with a block as a whole, or "".

@@ -86,7 +86,11 @@ func NewWriter(out io.Writer, f Format) *Writer {
 // Format reports the dialect this Writer emits.
 func (w *Writer) Format() Format { return w.format }
 
+// emit writes one line, or holds it in a nested block. Every line goes
+// through Escape: whatever a diagnostic quotes, the stream holds no control
+// character a terminal would obey and no invalid UTF-8.
 func (w *Writer) emit(line string) {
+	line = Escape(line)
 	if w.parent != nil {
 		w.buf = append(w.buf, line)
 		return

@@ -119,6 +119,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, interferenceConditions(walker)...)
 	all = append(all, envfaultConditions()...)
 	all = append(all, pathsConditions()...)
+	all = append(all, resultsConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

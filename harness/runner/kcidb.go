@@ -169,7 +169,22 @@ func WriteKCIDB(w io.Writer, r *Results, o KCIDBOptions) error {
 		if l.Node.Status.Failed() || t.Status == "ERROR" {
 			t.LogExcerpt = excerpt(strings.Join(l.Node.Diagnostics, "\n"))
 		}
+		leaf := len(doc.Tests)
 		doc.Tests = append(doc.Tests, t)
+		// A figure with a non-finite number (NaN, ±Inf: JSON has no
+		// such value) is left out; the leaf says which and why, and the
+		// rest of the run is exported as usual.
+		if dropped := l.Node.NonFinite(); len(dropped) > 0 {
+			misc := map[string]any{}
+			for k, v := range t.Misc {
+				misc[k] = v
+			}
+			for i := range dropped {
+				dropped[i] += " (figure left out)"
+			}
+			misc["dropped_figures"] = dropped
+			doc.Tests[leaf].Misc = misc
+		}
 		for _, m := range l.Node.Measurements() {
 			mt := t
 			mt.ID, mt.Path = t.ID+"."+m.Name, t.Path+"."+m.Name

@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +53,11 @@ type Results struct {
 // file that is not what the runner writes (JSON null, {}, an object of other
 // fields) is refused with an error naming the file and what is wrong: read
 // as a document, it would give an empty report or export, as if the run had
-// nothing to say.
+// nothing to say. So is a directory whose files the run could not write
+// whole (a results filesystem that filled, then freed): a results.json cut
+// short, or a results.tap without its last newline or without a result line
+// for every binary its plan promised. The text of the tree is escaped as
+// Parse escapes it (tap.Escape), whoever wrote the file.
 func LoadResults(dir string) (*Results, error) {
 	r := &Results{Dir: dir, Root: &tap.Node{}}
 	path := filepath.Join(dir, "results.json")
@@ -58,6 +66,10 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	if err := jsonObject(b); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Offset >= int64(len(bytes.TrimRight(b, " \t\r\n"))) {
+			return nil, fmt.Errorf("%s: cut short: the JSON ends after %d bytes, before the document does (the run could not write it whole: a full disk?)", path, len(b))
+		}
 		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
 	}
 	if err := json.Unmarshal(b, r.Root); err != nil {
@@ -65,6 +77,15 @@ func LoadResults(dir string) (*Results, error) {
 	}
 	if err := checkResultsRoot(r.Root); err != nil {
 		return nil, fmt.Errorf("%s: not a results document: %w", path, err)
+	}
+	escapeTree(r.Root)
+	path = filepath.Join(dir, "results.tap")
+	if b, err := os.ReadFile(path); err == nil {
+		if err := completeTAP(b, r.Root.Plan); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	path = filepath.Join(dir, "run.json")
 	b, err = os.ReadFile(path)
@@ -81,6 +102,48 @@ func LoadResults(dir string) (*Results, error) {
 		return nil, fmt.Errorf("%s: not a run description: no \"suite\" or \"start\"", path)
 	}
 	return r, nil
+}
+
+// completeTAP checks a results.tap the runner wrote (a results directory
+// made by other means may have none): it ends with a newline, and its top
+// level has a plan of plan binaries and a result line for each. A stream
+// cut at a line's end has its plan but fewer results.
+func completeTAP(b []byte, plan int) error {
+	const why = "the run could not write it whole (a full disk?), and its other files may not be either"
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return fmt.Errorf("cut short: no newline at its end (%d bytes): %s", len(b), why)
+	}
+	st := tap.ParseString(string(b))
+	got := 0 // the result lines (Parse fills what the plan promised with missing points)
+	for _, c := range st.Children {
+		if c.Status != tap.StatusMissing {
+			got++
+		}
+	}
+	switch {
+	case st.Plan < 0:
+		return fmt.Errorf("cut short: no plan: %s", why)
+	case got < st.Plan:
+		return fmt.Errorf("cut short: plan 1..%d but only %d result lines: %s", st.Plan, got, why)
+	case st.Plan != plan:
+		return fmt.Errorf("plan 1..%d but results.json has %d binaries: not the same run", st.Plan, plan)
+	}
+	return nil
+}
+
+// escapeTree passes the text of every node below n through tap.Escape.
+func escapeTree(n *tap.Node) {
+	n.Name, n.Reason, n.SkipAll, n.BailOut = tap.Escape(n.Name), tap.Escape(n.Reason), tap.Escape(n.SkipAll), tap.Escape(n.BailOut)
+	for _, l := range [][]string{n.Diagnostics, n.YAML, n.Problems} {
+		for i := range l {
+			l[i] = tap.Escape(l[i])
+		}
+	}
+	for _, c := range n.Children {
+		if c != nil {
+			escapeTree(c)
+		}
+	}
 }
 
 // jsonObject checks that b is one JSON value and an object (json.Unmarshal
@@ -176,23 +239,43 @@ func ResultWord(s tap.Status) string {
 // (scripts/lava/fsnsuite.yaml) turns into lava-test-case calls: one line per
 // leaf, "NAME RESULT", and one line per measurement a leaf reported,
 // "NAME.MEASUREMENT RESULT VALUE UNIT". NAME is a stable dotted path (no
-// reason, no numbering): reasons stay in the TAP log.
+// reason, no numbering): reasons stay in the TAP log. The last line counts
+// the lines above it by result, "# count pass=N fail=M skip=K total=T":
+// scripts/lava/lava-results.sh checks what it read against it, so a file cut
+// short (a full disk) is reported as such, never as fewer passes.
 func WriteLAVA(w io.Writer, root *tap.Node) error {
-	for _, l := range Leaves(root) {
-		res := ResultWord(l.Node.Status)
-		if _, err := fmt.Fprintf(w, "%s %s\n", l.Path, res); err != nil {
+	count := map[string]int{}
+	total := 0
+	line := func(format string, a ...any) error {
+		if _, err := fmt.Fprintf(w, format, a...); err != nil {
 			return fmt.Errorf("writing lava results: %w", err)
 		}
+		return nil
+	}
+	for _, l := range Leaves(root) {
+		res := ResultWord(l.Node.Status)
+		if err := line("%s %s\n", l.Path, res); err != nil {
+			return err
+		}
+		count[res]++
+		total++
 		if l.Node == l.Binary && len(l.Binary.Children) > 0 {
 			continue // the binary's verdict line has no figures of its own
 		}
 		for _, m := range l.Node.Measurements() {
-			if _, err := fmt.Fprintf(w, "%s.%s %s %s %s\n", l.Path, m.Name, res, fmtMeasure(m.Value), m.Unit); err != nil {
-				return fmt.Errorf("writing lava results: %w", err)
+			if err := line("%s.%s %s %s %s\n", l.Path, m.Name, res, fmtMeasure(m.Value), m.Unit); err != nil {
+				return err
 			}
+			count[res]++
+			total++
 		}
 	}
-	return nil
+	return line("%s\n", lavaCount(count, total))
+}
+
+// lavaCount is the last line of a LAVA results file.
+func lavaCount(count map[string]int, total int) string {
+	return fmt.Sprintf("# count pass=%d fail=%d skip=%d total=%d", count["pass"], count["fail"], count["skip"], total)
 }
 
 func fmtMeasure(v float64) string { return fmt.Sprintf("%g", v) }
@@ -206,15 +289,26 @@ type LAVALine struct {
 
 // ParseLAVA reads a results file written by WriteLAVA and checks what LAVA
 // needs of it: names are dotted paths and unique, results are pass, fail,
-// skip or unknown, a measurement is a number with units.
+// skip or unknown, a measurement is a number with units, and the file ends
+// with its count line (newline included), which agrees with the lines above.
 func ParseLAVA(r io.Reader) ([]LAVALine, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading lava results: %w", err)
 	}
+	text := string(b)
+	if !strings.HasSuffix(text, "\n") {
+		return nil, fmt.Errorf("cut short: no newline at the end (%d bytes)", len(b))
+	}
 	var out []LAVALine
 	seen := map[string]int{}
-	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+	count := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "# count ") {
+		return nil, fmt.Errorf("cut short: the last line is %q, not the count line", last)
+	}
+	for i, line := range lines[:len(lines)-1] {
 		f := strings.Fields(line)
 		if len(f) != 2 && len(f) != 4 {
 			return nil, fmt.Errorf("line %d: %q: want NAME RESULT [MEASUREMENT UNITS]", i+1, line)
@@ -234,12 +328,16 @@ func ParseLAVA(r io.Reader) ([]LAVALine, error) {
 		}
 		if len(f) == 4 {
 			l.Measurement, l.Units = f[2], f[3]
-			var v float64
-			if _, err := fmt.Sscanf(l.Measurement, "%g", &v); err != nil {
-				return nil, fmt.Errorf("line %d: measurement %q is not a number", i+1, l.Measurement)
+			v, err := strconv.ParseFloat(l.Measurement, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("line %d: measurement %q is not a finite number", i+1, l.Measurement)
 			}
 		}
+		count[l.Result]++
 		out = append(out, l)
+	}
+	if want := lavaCount(count, len(out)); last != want {
+		return nil, fmt.Errorf("the count line says %q, the lines above it %q", last, want)
 	}
 	return out, nil
 }

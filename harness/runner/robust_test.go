@@ -28,7 +28,7 @@ func TestFullResultsDir(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "full")
 	assert.NilError(t, os.Mkdir(res, 0o755))
-	assert.NilError(t, unix.Mount("tmpfs", res, "tmpfs", 0, "size=16k"))
+	assert.NilError(t, unix.Mount("tmpfs", res, "tmpfs", 0, "size=16k,mode=0755"))
 	t.Cleanup(func() { _ = unix.Unmount(res, unix.MNT_DETACH) })
 	const n = 3000 // about 40 KB of TAP: more than the disk takes
 	b := fake(t, dir, "chatty", fmt.Sprintf("echo 'TAP version 13'\necho 1..%d\ni=1\nwhile [ $i -le %d ]; do echo \"ok $i case_number_$i\"; i=$((i+1)); done\n", n, n))

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,7 +44,10 @@ type Options struct {
 	// Strict makes a skipped binary a failure.
 	Strict bool
 	// ResultsDir receives logs/, results.tap, results.json, junit.xml and
-	// summary.txt. Empty: nothing is written to disk.
+	// summary.txt. Empty: nothing is written to disk. It must be the
+	// caller's (made if missing; refused if another user's, writable by
+	// group or others, or a symlink), and nothing in it is followed
+	// through a symlink (resdir.go).
 	ResultsDir string
 	// Out receives the merged TAP stream.
 	Out io.Writer
@@ -73,6 +75,7 @@ type Options struct {
 	AfterBinary func(pos int, b Binary)
 
 	errs *writeErrors
+	res  *resultsDir // ResultsDir, open
 	// binaryAdj is the oom_score_adj each binary is given (oom.BinaryStep
 	// above the runner's starting value), hasAdj whether it was read.
 	binaryAdj int
@@ -185,20 +188,15 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	out := io.Writer(newStdoutSink(opt.Out, errs))
 	var tapFile *os.File
 	if opt.ResultsDir != "" {
-		if err := os.MkdirAll(filepath.Join(opt.ResultsDir, "logs"), 0o755); err != nil {
-			return nil, fmt.Errorf("creating results directory: %w", err)
+		// Only the caller's directory, every file in it made without
+		// following a symlink (resdir.go).
+		res, err := openResultsDir(opt.ResultsDir)
+		if err != nil {
+			return nil, err
 		}
-		// A reused directory (make check's results/latest) must not keep the
-		// logs of binaries that this run does not run.
-		old, _ := filepath.Glob(filepath.Join(opt.ResultsDir, "logs", "*.std*"))
-		for _, p := range old {
-			if strings.HasSuffix(p, ".stdout") || strings.HasSuffix(p, ".stderr") {
-				if err := os.Remove(p); err != nil {
-					return nil, fmt.Errorf("clearing old logs: %w", err)
-				}
-			}
-		}
-		f, err := os.Create(filepath.Join(opt.ResultsDir, "results.tap"))
+		defer res.close()
+		opt.res = res
+		f, err := create(res.dir, "results.tap")
 		if err != nil {
 			return nil, fmt.Errorf("creating merged tap file: %w", err)
 		}
@@ -267,14 +265,15 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 		rep.Root.Status = tap.StatusFail
 	}
 	if tapFile != nil {
+		if err := tapFile.Sync(); err != nil {
+			errs.add(tapFile.Name(), "writing "+tapFile.Name(), err)
+		}
 		if err := tapFile.Close(); err != nil {
-			errs.add("closing results.tap", err)
+			errs.add(tapFile.Name(), "closing "+tapFile.Name(), err)
 		}
 	}
-	if opt.ResultsDir != "" {
-		if err := rep.writeFiles(opt.Suite); err != nil {
-			errs.add("results directory", err)
-		}
+	if opt.res != nil {
+		rep.writeFiles(opt.res, opt.Suite, errs)
 	}
 	rep.WriteErr, rep.StdoutErr = errs.errs()
 	return rep, nil
@@ -287,38 +286,28 @@ func versionLine(f tap.Format) string {
 	return "TAP version 13"
 }
 
-func (r *Report) writeFiles(suite string) error {
-	write := func(name string, fn func(io.Writer) error) error {
-		f, err := os.Create(filepath.Join(r.ResultsDir, name))
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", name, err)
+// writeFiles writes the files made at the end of a run, each whole or not
+// at all (replace: a temp file renamed over its name). One that cannot be
+// written is reported (errs) and the others are still written.
+func (r *Report) writeFiles(res *resultsDir, suite string, errs *writeErrors) {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"results.json", func(w io.Writer) error { return tap.WriteJSON(w, r.Root) }},
+		{"junit.xml", func(w io.Writer) error { return tap.WriteJUnit(w, r.Root, suite) }},
+		{"run.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r.Info)
+		}},
+		{"lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }},
+		{"summary.txt", func(w io.Writer) error { r.WriteSummaryFile(w); return nil }},
+	} {
+		if err := replace(res.dir, f.name, f.write); err != nil {
+			errs.add(filepath.Join(res.path, f.name), "results directory", err)
 		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", name, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", name, err)
-		}
-		return nil
 	}
-	if err := write("results.json", func(w io.Writer) error { return tap.WriteJSON(w, r.Root) }); err != nil {
-		return err
-	}
-	if err := write("junit.xml", func(w io.Writer) error { return tap.WriteJUnit(w, r.Root, suite) }); err != nil {
-		return err
-	}
-	if err := write("run.json", func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r.Info)
-	}); err != nil {
-		return err
-	}
-	if err := write("lava.txt", func(w io.Writer) error { return WriteLAVA(w, r.Root) }); err != nil {
-		return err
-	}
-	return write("summary.txt", func(w io.Writer) error { r.WriteSummaryFile(w); return nil })
 }
 
 // args are the arguments b runs with.
@@ -405,19 +394,18 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 			outW = io.MultiWriter(outW, w)
 		}
 	}
-	if opt.ResultsDir != "" {
-		base := filepath.Join(opt.ResultsDir, "logs", b.Name)
+	if opt.res != nil {
 		for _, l := range []struct {
 			w    *io.Writer
 			name string
-		}{{&outW, base + ".stdout"}, {&errW, base + ".stderr"}} {
-			f, err := os.Create(l.name)
+		}{{&outW, b.Name + ".stdout"}, {&errW, b.Name + ".stderr"}} {
+			f, err := create(opt.res.logs, l.name)
 			if err != nil {
-				opt.errs.add("creating a log", err)
+				opt.errs.add(filepath.Join(opt.res.logs.Name(), l.name), "creating a log", err)
 				continue
 			}
 			defer f.Close()
-			*l.w = io.MultiWriter(*l.w, newSink(f, l.name, opt.errs))
+			*l.w = io.MultiWriter(*l.w, newSink(f, f.Name(), opt.errs))
 		}
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW

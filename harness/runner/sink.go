@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,27 +15,35 @@ import (
 // writeErrors remembers the first failed write to the results directory and
 // the first to the runner's stdout, apart (the message at the end says
 // exactly which is incomplete), and reports each once as it happens; later
-// failures are dropped silently. Nothing the runner writes may fail back
-// into a child's pipe: a copy that stops reading would leave the child to
-// die of SIGPIPE.
+// failures are not reported as they happen, but every results file that
+// was not written whole is named at the end. Nothing the runner writes may
+// fail back into a child's pipe: a copy that stops reading would leave the
+// child to die of SIGPIPE.
 type writeErrors struct {
 	mu         sync.Mutex
 	log        io.Writer
-	resultsDir string // "" when the run writes none
-	results    error  // the first failure in the results directory
-	stdout     error  // the first failure of the merged stream on stdout
+	resultsDir string   // "" when the run writes none
+	results    error    // the first failure in the results directory
+	files      []string // every file of it that failed, in order
+	stdout     error    // the first failure of the merged stream on stdout
 }
 
-// add records a failed write to the results directory.
-func (e *writeErrors) add(what string, err error) {
+// add records a failed write of file (a path in the results directory).
+func (e *writeErrors) add(file, what string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if rel, rerr := filepath.Rel(e.resultsDir, file); rerr == nil && !strings.HasPrefix(rel, "..") {
+		file = rel
+	}
+	if !slices.Contains(e.files, file) {
+		e.files = append(e.files, file)
+	}
 	if e.results != nil {
 		return
 	}
 	e.results = fmt.Errorf("%s: %w", what, err)
 	if e.log != nil {
-		fmt.Fprintf(e.log, "fsnsuite: %v (the TAP stream on stdout goes on; later write errors are not reported)\n", e.results)
+		fmt.Fprintf(e.log, "fsnsuite: %v (the TAP stream on stdout goes on; every file not written whole is named at the end)\n", e.results)
 	}
 }
 
@@ -55,10 +64,16 @@ func (e *writeErrors) addStdout(what string, err error) {
 	}
 }
 
+// errs returns the first failure in the results directory, naming after it
+// every file that was not written whole, and the first failure on stdout.
 func (e *writeErrors) errs() (results, stdout error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.results, e.stdout
+	results = e.results
+	if results != nil {
+		results = fmt.Errorf("%w (not written whole: %s)", results, strings.Join(e.files, ", "))
+	}
+	return results, e.stdout
 }
 
 // sink is a writer that never fails: after its first error (reported to
@@ -92,7 +107,7 @@ func (s *sink) Write(p []byte) (int, error) {
 		if s.stdout {
 			s.errs.addStdout("writing "+s.what, err)
 		} else {
-			s.errs.add("writing "+s.what, err)
+			s.errs.add(s.what, "writing "+s.what, err)
 		}
 	}
 	return len(p), nil

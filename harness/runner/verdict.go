@@ -185,6 +185,10 @@ func judge(o *Outcome, timeout time.Duration, strict bool, args []string) {
 			}
 		}
 	}
+	// The notes quote the binary's stderr: escaped as its stream was.
+	for i := range o.Notes {
+		o.Notes[i] = tap.Escape(o.Notes[i])
+	}
 	n.Diagnostics = append(append([]string(nil), st.Diagnostics...), o.Notes...)
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 )
@@ -30,18 +32,41 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) 
 	return exitcode.Usage, true
 }
 
-// writeTo calls write with the file path (created) or, for "" or "-", stdout.
+// writeTo calls write for the file path, or for "" or "-" stdout, so that
+// the output is whole or absent: to a file, through a temp file beside it
+// (O_EXCL) renamed over path once complete, so that an error leaves no
+// empty or partial file and a symlink at path is replaced, never followed;
+// to stdout, from memory once complete, so that an error writes nothing.
 func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
-		return write(stdout)
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			return err
+		}
+		_, err := stdout.Write(buf.Bytes())
+		return err
 	}
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err == nil {
+		// The temp file is 0600; a report is for others to read.
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

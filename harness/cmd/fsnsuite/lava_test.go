@@ -57,6 +57,68 @@ perf_x.write.tmpfs.ratio --result pass --measurement 1.005 --units ratio
 	got, err = os.ReadFile(calls)
 	assert.NilError(t, err)
 	assert.Equal(t, string(got), "fsnsuite.runner --result fail\n")
+
+	// A results file that is not whole, and the runner's exit status
+	// (issue 33 item 4: a lava.txt cut by a full disk gave "155 pass, 0
+	// fail" while a leaf had failed).
+	whole, err := os.ReadFile(filepath.Join(res, "lava.txt"))
+	assert.NilError(t, err)
+	text := string(whole)
+	cut := strings.Index(text, "perf_x.write.tmpfs.ratio")
+	for _, tc := range []struct {
+		name, lava, status string
+		want, why          string
+	}{
+		{"cut_mid_line", text[:cut+10], "", "a.a --result pass\nb --result skip\nperf_x.write.tmpfs --result pass\nfsnsuite.runner --result fail\n",
+			"its last line has no newline: perf_x.wri"},
+		{"cut_at_line_end", text[:cut], "", "a.a --result pass\nb --result skip\nperf_x.write.tmpfs --result pass\nfsnsuite.runner --result fail\n",
+			"has no count line after its 3 result lines"},
+		{"count_disagrees", strings.Replace(text, "pass=3", "pass=2", 1), "", "",
+			"says '# count pass=2 fail=0 skip=1 total=4' but 4 lines were read ('# count pass=3 fail=0 skip=1 total=4')"},
+		{"status_2", text, "2", "fsnsuite.run --result fail --measurement 2 --units exit_status\n", "fsnsuite exited with status 2"},
+		{"status_1", text, "1", "fsnsuite.run --result pass --measurement 1 --units exit_status\n", ""},
+		{"not_run", text, "", "fsnsuite.run --result fail\n", "fsnsuite did not run (no exit status)"},
+		{"no_directory", "", "no-results-directory", "fsnsuite.run --result fail\nfsnsuite.runner --result fail\n", "no results directory (mktemp -d failed?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "lava.txt"), []byte(tc.lava), 0o644))
+			os.Remove(calls)
+			args := []string{dir}
+			switch tc.name {
+			case "status_2", "status_1":
+				args = append(args, tc.status)
+			case "not_run":
+				args = append(args, "")
+			case "no_directory":
+				args = []string{"", tc.status}
+			}
+			cmd := exec.Command(filepath.Join(top, "scripts", "lava", "lava-results.sh"), args...)
+			cmd.Env = append(os.Environ(), "PATH="+fakeBin+":"+os.Getenv("PATH"))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			assert.NilError(t, cmd.Run())
+			got, _ := os.ReadFile(calls)
+			assert.Check(t, is.Contains(string(got), tc.want))
+			if tc.name == "count_disagrees" {
+				assert.Check(t, is.Contains(string(got), "fsnsuite.runner --result fail\n"))
+			}
+			if tc.why != "" {
+				assert.Check(t, is.Contains(stderr.String(), tc.why))
+			} else {
+				assert.Check(t, !strings.Contains(string(got), "--result fail"), "%s", got)
+			}
+			assert.Check(t, strings.Count(string(got), "fsnsuite.runner") <= 1, "reported once: %s", got)
+		})
+	}
+
+	// The definition makes its results directory with mktemp -d, passes
+	// the runner's exit status on, and names no fixed path in a
+	// world-writable directory.
+	assert.Check(t, is.Contains(string(def), `mktemp -d "${TMPDIR:-/tmp}/fsnsuite-results.XXXXXXXXXX"`))
+	assert.Check(t, is.Contains(string(def), `lava-results.sh "${RESULTS}" "${FSNSUITE_STATUS}"`))
+	assert.Check(t, !strings.Contains(string(def), "|| true"))
+	assert.Check(t, !strings.Contains(string(def), "/tmp/fsnsuite-results\n"))
 }
 
 // fsnsuite export -kcidb on a results directory.

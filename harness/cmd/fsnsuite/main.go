@@ -67,8 +67,8 @@ perf_* last and alone) and prints one merged TAP stream on stdout.
 Exit status (kselftest): 0 all passed, 1 a failure, 4 everything skipped.
 With -exit ltp: 0 pass, 1 fail, 2 broken (timeout, crash), 32 all skipped.
 Either way 2 is also a usage or environment error: a bad flag or runtest
-file, a results directory that cannot be written (the TAP stream on stdout
-is complete even then), or a stdout that cannot be written (the results
+file, a results directory that is not the caller's alone or that cannot be
+written (the TAP stream on stdout is complete even then), or a stdout that cannot be written (the results
 directory is complete even then); the last line on stderr says which.
 
 flags:
@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		exitConv    = fs.String("exit", "kselftest", "exit-code convention `kselftest|ltp`")
 		verbose     = fs.Bool("v", false, "verbose: binaries print diagnostics of passing cases too")
 		profile     = fs.String("profile", "", "pass -profile `quick|full` to perf binaries")
-		results     = fs.String("results", "", "results `directory` (default $FSNSUITE_RESULTS_DIR, else ./results/<UTC timestamp>)")
+		results     = fs.String("results", "", "results `directory`, made if missing, refused unless the caller's alone (default $FSNSUITE_RESULTS_DIR, else ./results/<UTC timestamp>)")
 		list        = fs.Bool("list", false, "print the selected binaries and their command lines, and exit")
 		kernel      = fs.String("kernel", "", "VM mode: boot this kernel `image` in qemu and run the suite inside it")
 		modules     = fs.String("modules", "", "VM mode: module tree `dir` (lib/modules/VERSION) for loop, ext4")
@@ -406,6 +406,11 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 	req.ResultsDir = results
 	if req.ResultsDir == "" {
 		req.ResultsDir = newResultsDir()
+	}
+	// The guest's results land there: only in the caller's directory.
+	if err := runner.CheckResultsDir(req.ResultsDir); err != nil {
+		fmt.Fprintf(stderr, "fsnsuite: results directory %s: %v\n", req.ResultsDir, err)
+		return exitcode.Usage
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if !vmFlags[fl.Name] && fl.Name != "perf" {

@@ -258,7 +258,7 @@ func TestUnusableResultsDir(t *testing.T) {
 	}
 	ro := filepath.Join(t.TempDir(), "ro")
 	assert.NilError(t, os.Mkdir(ro, 0o755))
-	assert.NilError(t, unix.Mount("tmpfs", ro, "tmpfs", unix.MS_RDONLY, ""))
+	assert.NilError(t, unix.Mount("tmpfs", ro, "tmpfs", unix.MS_RDONLY, "mode=0755"))
 	t.Cleanup(func() { _ = unix.Unmount(ro, unix.MNT_DETACH) })
 	var out, errb bytes.Buffer
 	assert.Equal(t, run([]string{"-dir", dir, "-exit", "ltp", "-results", ro}, &out, &errb), 2)
