@@ -117,6 +117,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, pidsConditions()...)
 	all = append(all, memoryConditions()...)
 	all = append(all, interferenceConditions(walker)...)
+	all = append(all, stateDirConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

@@ -24,10 +24,14 @@ import (
 
 // groupGoneWait bounds the wait for a killed binary's process group to be
 // gone: its case process dies by its parent-death signal or the runner's
-// SIGKILL of the group, in milliseconds unless a freezer holds it.
+// SIGKILL of the group, in milliseconds unless a freezer holds it, and is
+// reaped by init soon after. Zombies count: one still sits in its memory
+// cgroup (rmdir is EBUSY) and its pid still answers kill(pid, 0), so
+// memcg.SweepStale would keep its group (measured: the group of a
+// SIGKILLed fsnotify_limits case was left when zombies were not waited for).
 const groupGoneWait = 2 * time.Second
 
-// Clear waits (at most groupGoneWait) until no live process is left in the
+// Clear waits (at most groupGoneWait) until no process is left in the
 // process group pgid (0: no wait), so that a holder of a change is seen
 // dead, then restores the sysctls whose every holder died and removes the
 // memory cgroups of dead processes. It writes one line per thing it undid
@@ -37,7 +41,7 @@ func Clear(pgid int, log io.Writer) {
 		return
 	}
 	if pgid > 0 {
-		for end := time.Now().Add(groupGoneWait); groupAlive(pgid) && time.Now().Before(end); {
+		for end := time.Now().Add(groupGoneWait); groupExists(pgid) && time.Now().Before(end); {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -67,8 +71,9 @@ func Clear(pgid int, log io.Writer) {
 	}
 }
 
-// groupAlive reports whether a process of group pgid is alive (not a zombie).
-func groupAlive(pgid int) bool {
+// groupExists reports whether a process of group pgid exists, a zombie
+// included.
+func groupExists(pgid int) bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
@@ -87,7 +92,7 @@ func groupAlive(pgid int) bool {
 			continue
 		}
 		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) {
 			return true
 		}
 	}
