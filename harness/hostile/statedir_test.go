@@ -46,6 +46,12 @@ func (h *h) inNamespace(limit time.Duration, script string) result {
 		"sh", "-c", script, "sh", h.bin, h.tmp)
 }
 
+// ranCase says what is wrong when r's stream has no passed create_in_dir.tmpfs
+// (the case every namespaced condition runs).
+func ranCase(r result) []string {
+	return want(strings.Contains(r.stdout, "\nok 1 create_in_dir.tmpfs\n"), "exit: create_in_dir.tmpfs did not pass (exit %d): %q %q", r.code, r.stdout, r.stderr)
+}
+
 // marks returns the values of the "MARK key value" lines a script printed
 // on stderr.
 func marks(r result) map[string]string {
@@ -76,7 +82,7 @@ echo "MARK hostname $(cat /proc/sys/kernel/hostname)" >&2
 echo "MARK ip_forward $(cat /proc/sys/net/ipv4/ip_forward)" >&2
 `)
 			m := marks(r)
-			p := audit(r)
+			p := append(audit(r), ranCase(r)...)
 			p = append(p, want(r.code == 0, "exit: status %d, want 0 (stderr %q)", r.code, r.stderr)...)
 			p = append(p, want(m["hostname"] == "hostile-ns", "false pass: root applied a planted sysctl.json: the namespace's hostname is %q (was hostile-ns)", m["hostname"])...)
 			return append(p, want(m["ip_forward"] == "0", "false pass: root applied a planted sysctl.json: net.ipv4.ip_forward is %q (was 0)", m["ip_forward"])...)
@@ -109,7 +115,7 @@ set +e
 "$1/inotify_basic" -run '^create_in_dir'
 rc=$?
 `)
-			p := audit(r)
+			p := append(audit(r), ranCase(r)...)
 			p = append(p, want(r.code == 0, "exit: status %d, want 0 (stderr %q)", r.code, r.stderr)...)
 			if b, err := os.ReadFile(victim); err != nil || string(b) != "victim\n" {
 				p = append(p, fmt.Sprintf("false pass: root wrote through a planted symlink: the victim file holds %q (%v)", b, err))
@@ -136,7 +142,7 @@ set +e
 "$1/inotify_basic" -run '^create_in_dir' -timeout 10s
 rc=$?
 `)
-			p := audit(r)
+			p := append(audit(r), ranCase(r)...)
 			p = append(p, want(r.code == 0, "exit: status %d, want 0 with files locked by uid 65534 (stderr %q)", r.code, r.stderr)...)
 			return append(p, want(!strings.Contains(r.stdout, "TIMEOUT"), "exit: a case ran out of time while uid 65534 held every file it could read (%s files)", marks(r)["held"])...)
 		}},
