@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,27 +23,36 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/memcg"
 )
 
-// groupGoneWait bounds the wait for a killed binary's process group to be
+// groupGoneWait bounds each wait for a killed binary's process group to be
 // gone: its case process dies by its parent-death signal or the runner's
-// SIGKILL of the group, in milliseconds unless a freezer holds it, and is
-// reaped by init soon after. Zombies count: one still sits in its memory
-// cgroup (rmdir is EBUSY) and its pid still answers kill(pid, 0), so
-// memcg.SweepStale would keep its group (measured: the group of a
-// SIGKILLed fsnotify_limits case was left when zombies were not waited for).
+// SIGKILL of the group, in milliseconds unless a freezer holds it.
 const groupGoneWait = 2 * time.Second
 
-// Clear waits (at most groupGoneWait) until no process is left in the
+// Clear waits (at most groupGoneWait) until no live process is left in the
 // process group pgid (0: no wait), so that a holder of a change is seen
 // dead, then restores the sysctls whose every holder died and removes the
-// memory cgroups of dead processes. It writes one line per thing it undid
-// to log (nil: none). It does nothing without root.
+// memory cgroups of dead processes. When a group the suite made exists, it
+// first waits (again at most groupGoneWait) for the group's zombies to be
+// reaped too: a zombie still sits in its memory cgroup (rmdir is EBUSY) and
+// its pid still answers kill(pid, 0), so memcg.SweepStale would keep the
+// group (measured: a SIGKILLed fsnotify_limits case's group was left). It
+// writes one line per thing it undid to log (nil: none). It does nothing
+// without root.
 func Clear(pgid int, log io.Writer) {
 	if os.Geteuid() != 0 {
 		return
 	}
+	var dirs []string
+	if d := cgroupfs.RootMount(cgroupfs.V2); d != "" {
+		dirs = append(dirs, d)
+	}
+	if d, _, ok := cgroupfs.Dir(0, "memory"); ok {
+		dirs = append(dirs, d)
+	}
 	if pgid > 0 {
-		for end := time.Now().Add(groupGoneWait); groupExists(pgid) && time.Now().Before(end); {
-			time.Sleep(10 * time.Millisecond)
+		waitFor(func() bool { return !groupExists(pgid, false) })
+		if suiteMemcgs(dirs) {
+			waitFor(func() bool { return !groupExists(pgid, true) })
 		}
 	}
 	say := func(format string, args ...any) {
@@ -57,13 +67,6 @@ func Clear(pgid int, log io.Writer) {
 	if err != nil {
 		say("restoring the sysctls of a killed binary: %v", err)
 	}
-	var dirs []string
-	if d := cgroupfs.RootMount(cgroupfs.V2); d != "" {
-		dirs = append(dirs, d)
-	}
-	if d, _, ok := cgroupfs.Dir(0, "memory"); ok {
-		dirs = append(dirs, d)
-	}
 	for _, d := range dirs {
 		for _, g := range memcg.SweepStale(d) {
 			say("removed the memory cgroup %s (its process died without removing it)", g)
@@ -71,9 +74,27 @@ func Clear(pgid int, log io.Writer) {
 	}
 }
 
-// groupExists reports whether a process of group pgid exists, a zombie
-// included.
-func groupExists(pgid int) bool {
+// waitFor polls done for at most groupGoneWait.
+func waitFor(done func() bool) {
+	for end := time.Now().Add(groupGoneWait); !done() && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// suiteMemcgs reports whether a memory cgroup the suite names
+// (memcg.StalePrefix) exists under one of dirs.
+func suiteMemcgs(dirs []string) bool {
+	for _, d := range dirs {
+		if m, _ := filepath.Glob(filepath.Join(d, memcg.StalePrefix+"*")); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// groupExists reports whether a process of group pgid exists; zombies count
+// only when zombies is set.
+func groupExists(pgid int, zombies bool) bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
@@ -92,7 +113,7 @@ func groupExists(pgid int) bool {
 			continue
 		}
 		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) {
+		if len(f) >= 3 && (zombies || f[0] != "Z") && f[2] == strconv.Itoa(pgid) {
 			return true
 		}
 	}
