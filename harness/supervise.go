@@ -19,6 +19,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/internal/oom"
 	"github.com/fsnsuite/fsnsuite/harness/internal/procfail"
+	"github.com/fsnsuite/fsnsuite/harness/leftover"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 	"github.com/fsnsuite/fsnsuite/tap"
 	"golang.org/x/sys/unix"
@@ -157,6 +158,10 @@ func supervise(s *Suite, sel []instance, w *tap.Writer, out io.Writer) int {
 	if v, err := strconv.Atoi(os.Getenv(oom.EnvAdj)); err == nil {
 		_ = oom.Raise(0, v)
 	}
+
+	// What a killed fsnsuite binary left (a raised sysctl, a memory
+	// cgroup) is undone now, not at some later case's end.
+	leftover.Clear(0, os.Stderr)
 
 	var counts tally
 	for next := 0; next < len(sel); {

@@ -554,7 +554,11 @@ func (t *T) Fanotify(initFlags, eventFFlags uint) *fanotify.Group {
 	t.Helper()
 	var g *fanotify.Group
 	var err error
-	create := func() { fixture.Steady(func() { g, err = fanotify.Init(initFlags, eventFFlags) }) }
+	create := func() {
+		if lerr := fixture.Steady(func() { g, err = fanotify.Init(initFlags, eventFFlags) }); lerr != nil {
+			t.machineSkip(lerr)
+		}
+	}
 	create()
 	// At fs.fanotify.max_user_groups: our own background closes, or another
 	// suite's groups, may free some soon. Wait for ours, then retry a while.
@@ -588,7 +592,9 @@ func (t *T) Inotify(flags int) *inotify.Instance {
 	t.Helper()
 	var in *inotify.Instance
 	var err error
-	fixture.Steady(func() { in, err = inotify.Init(flags) })
+	if lerr := fixture.Steady(func() { in, err = inotify.Init(flags) }); lerr != nil {
+		t.machineSkip(lerr)
+	}
 	if err != nil {
 		if _, ok := limits.As(err); !ok && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS)) {
 			err = feature.Inotify.Classify(err)
@@ -623,6 +629,14 @@ func (t *T) fatalOrSkip(err error) {
 	t.Fatalf("%v", err)
 }
 
+// machineSkip stops the case with a skip for a coordination lock another
+// process held too long (fixture.LockWait) or a refused state directory:
+// the machine left this case undecided, the kernel did nothing wrong.
+func (t *T) machineSkip(err error) {
+	t.Helper()
+	t.Skipf("undecided: %v (a condition of this machine, not of the kernel)", err)
+}
+
 // SetSysctl sets a sysctl (dotted name) for the rest of the case, notes the
 // change, and restores the old value when the case ends (or when the watchdog
 // or a signal stops the case). The returned function restores it sooner (later
@@ -632,6 +646,9 @@ func (t *T) SetSysctl(name, value string) (restore func(), err error) {
 	// Shared with every other fsnsuite process on the machine: the last
 	// one to let go restores the original (fixture.ChangeSysctl).
 	old, undo, err := fixture.ChangeSysctl(name, value)
+	if fixture.IsLockBusy(err) {
+		t.machineSkip(err)
+	}
 	if err != nil {
 		return func() {}, err
 	}

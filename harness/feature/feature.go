@@ -514,13 +514,26 @@ func KernelAtLeast(min string) bool {
 	return true
 }
 
-// probeDir is where probes place marks: the private workspace when the harness
-// has set one up (FSNSUITE_WORKSPACE), else the temp directory.
-func probeDir() string {
-	if d := os.Getenv("FSNSUITE_WORKSPACE"); d != "" {
-		return d
+// probeDir is where probes place marks and look up a missing name: the case
+// process's private workspace (FSNSUITE_WORKSPACE, a tmpfs in its own mount
+// namespace: harness/fixture Workspace). There is no fallback to the
+// temporary directory: it is shared, and a name a user made there (the
+// missing name maskProbe looks up) would change a probe's answer. The
+// error is an *Inconclusive's cause (never an errno: it must not read as a
+// refusal by the kernel).
+func probeDir() (string, error) {
+	d := os.Getenv("FSNSUITE_WORKSPACE")
+	if d == "" {
+		return "", errors.New("feature probe: no private workspace (FSNSUITE_WORKSPACE is unset: probes run in a case process, after the harness made its workspace)")
 	}
-	return os.TempDir()
+	var st unix.Stat_t
+	if err := unix.Lstat(d, &st); err != nil {
+		return "", fmt.Errorf("feature probe: workspace %s: %v", d, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return "", fmt.Errorf("feature probe: workspace %s is not a directory of uid %d that only it may write (uid %d, mode %#o): refusing to probe there", d, os.Geteuid(), st.Uid, st.Mode)
+	}
+	return d, nil
 }
 
 func withGroup(flags uint, fn func(fd int) error) error {
@@ -537,7 +550,7 @@ func withGroup(flags uint, fn func(fd int) error) error {
 
 // WithInotifyWatch is the frame of an inotify probe: a new instance (closed
 // afterwards) with one watch of mask on the workspace directory
-// (FSNSUITE_WORKSPACE, else the temporary directory); fn gets the instance's
+// (FSNSUITE_WORKSPACE; none is an error); fn gets the instance's
 // descriptor and the watched directory.
 func WithInotifyWatch(mask uint32, fn func(fd int, dir string) error) error {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
@@ -545,7 +558,10 @@ func WithInotifyWatch(mask uint32, fn func(fd int, dir string) error) error {
 		return limits.InotifyInit("inotify_init1", fmt.Errorf("inotify_init1: %w", err))
 	}
 	defer unix.Close(fd)
-	dir := probeDir()
+	dir, err := probeDir()
+	if err != nil {
+		return err
+	}
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		return limits.InotifyWatch("inotify_add_watch", fmt.Errorf("inotify_add_watch(%#x): %w", mask, err))
 	}
@@ -555,7 +571,11 @@ func WithInotifyWatch(mask uint32, fn func(fd int, dir string) error) error {
 func markProbe(initFlags, markFlags uint, mask uint64) func() error {
 	return func() error {
 		return withGroup(initFlags, func(fd int) error {
-			if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, probeDir()); err != nil {
+			dir, err := probeDir()
+			if err != nil {
+				return err
+			}
+			if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, dir); err != nil {
 				return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
 			}
 			return nil
@@ -573,8 +593,12 @@ func initProbe(flags uint) func() error { return func() error { return withGroup
 func maskProbe(initFlags, markFlags uint, mask uint64) func() error {
 	return func() error {
 		return withGroup(initFlags, func(fd int) error {
-			missing := probeDir() + "/.fsnsuite-probe-no-such-file"
-			err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, missing)
+			dir, err := probeDir()
+			if err != nil {
+				return err
+			}
+			missing := dir + "/.fsnsuite-probe-no-such-file"
+			err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, missing)
 			switch {
 			case errors.Is(err, unix.ENOENT):
 				return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -151,6 +152,7 @@ func TestMaskProbe(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (fanotify_init)")
 	}
+	t.Setenv("FSNSUITE_WORKSPACE", t.TempDir())
 	if err := initProbe(unix.FAN_REPORT_DFID_NAME)(); err != nil {
 		t.Skipf("no FAN_REPORT_DFID_NAME here: %v", err)
 	}
@@ -200,5 +202,48 @@ func TestRefusal(t *testing.T) {
 		if r, ok := Refusal(err, "CAP_MKNOD"); ok {
 			t.Errorf("Refusal(%v) = %q, a refusal", err, r)
 		}
+	}
+}
+
+// Probes look only in the private workspace: without one, or with one that
+// others may write to or that is a symlink, a probe is an error (not an
+// answer, not a skip), and a name planted in the shared temporary directory
+// does not change its answer (issue 33: probeDir fell back to os.TempDir()).
+func TestProbeOnlyInPrivateWorkspace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (fanotify_init)")
+	}
+	if err := initProbe(unix.FAN_REPORT_DFID_NAME)(); err != nil {
+		t.Skipf("no FAN_REPORT_DFID_NAME here: %v", err)
+	}
+	shared := t.TempDir()
+	// The name maskProbe looks up to see the mask accepted (ENOENT),
+	// planted where the old fallback looked.
+	if err := os.WriteFile(filepath.Join(shared, ".fsnsuite-probe-no-such-file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", shared)
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777|os.ModeSticky)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, ws, want string }{
+		{"unset", "", "no private workspace"},
+		{"world_writable", open, "refusing to probe there"},
+		{"symlink", link, "refusing to probe there"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FSNSUITE_WORKSPACE", tc.ws)
+			err := maskProbe(unix.FAN_REPORT_DFID_NAME, 0, unix.FAN_RENAME)()
+			var errno unix.Errno
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &errno) {
+				t.Errorf("maskProbe with FSNSUITE_WORKSPACE=%q: %v, want an error saying %q (not an errno)", tc.ws, err, tc.want)
+			}
+		})
 	}
 }

@@ -120,6 +120,7 @@ func TestHostile(t *testing.T) {
 	all = append(all, envfaultConditions()...)
 	all = append(all, pathsConditions()...)
 	all = append(all, resultsConditions()...)
+	all = append(all, stateDirConditions()...)
 	for _, c := range all {
 		if !only.MatchString(c.name) {
 			continue

@@ -206,11 +206,12 @@ const StalePrefix = "fsnsuite-memcg-"
 
 // SweepStale removes the groups under dir that a process no longer alive
 // made (killed at a deadline, its Remove never ran) and that hold no
-// process; their charges stay with the kernel's offline memcg.
-func SweepStale(dir string) {
+// process; their charges stay with the kernel's offline memcg. It returns
+// the groups it removed.
+func SweepStale(dir string) (removed []string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return nil
 	}
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), StalePrefix)
@@ -222,8 +223,13 @@ func SweepStale(dir string) {
 		if err != nil || pid <= 0 || unix.Kill(pid, 0) == nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
 			continue
 		}
-		removeTree(filepath.Join(dir, e.Name()))
+		g := filepath.Join(dir, e.Name())
+		removeTree(g)
+		if _, err := os.Lstat(g); errors.Is(err, os.ErrNotExist) {
+			removed = append(removed, g)
+		}
 	}
+	return removed
 }
 
 // removeTree removes a cgroup and the cgroups below it, deepest first (a

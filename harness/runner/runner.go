@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/oom"
+	"github.com/fsnsuite/fsnsuite/harness/leftover"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -251,6 +252,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	runBatch(other, opt.Jobs)
 	runBatch(perf, 1) // perf binaries never share the machine
 	prog.stop()
+	leftover.Clear(0, opt.Log) // and what any binary killed meanwhile left
 
 	rep.Outcomes = m.outcomes
 	rep.Interrupted = ctx.Err() != nil
@@ -463,6 +465,7 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 	<-watcherDone // after this, nothing else writes o
 	// Nothing of the binary may outlive it: kill what is left of its group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	leftover.AfterExit(cmd.ProcessState, pgid, opt.Log) // what a killed binary changed
 	mu.Lock()
 	defer mu.Unlock()
 	o.Elapsed = time.Since(start)
