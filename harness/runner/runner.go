@@ -373,6 +373,11 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 	o.Closing = closingLines(st, cases, killed, why)
 }
 
+// interruptGrace is how long an interrupted binary has to stop its case
+// and report it, after a SIGTERM to it alone, before the rest of its
+// process tree gets one too.
+const interruptGrace = 2 * time.Second
+
 // runOne runs b to completion, to its deadline, or to ctx's end.
 func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
@@ -448,6 +453,16 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 			mu.Lock()
 			o.Interrupted = true
 			mu.Unlock()
+			// The binary first, alone: our harness then stops its case
+			// and reports it stopped before it kills the case's actors.
+			// Signalled together, an actor's death could be reported
+			// first, as the case's failure ("actor process is gone").
+			_ = syscall.Kill(pgid, syscall.SIGTERM)
+			select {
+			case <-exited:
+				return
+			case <-time.After(min(interruptGrace, opt.KillGrace/2)):
+			}
 		}
 		killTree(pgid, syscall.SIGTERM)
 		select {
