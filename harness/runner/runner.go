@@ -53,11 +53,15 @@ type Options struct {
 	Progress io.Writer
 	// Live redraws the progress view in place with terminal escape codes.
 	Live bool
-	// Screen, when stdout and stderr are one terminal, carries the
-	// progress view below the TAP stream: Out (and Log) should then write
-	// to it too, and the caller closes it after Run. Progress and Live are
-	// not used then.
+	// Screen is the terminal the live progress view is drawn on (the
+	// caller closes it after Run; Progress and Live are not used then).
+	// When stdout and stderr are one terminal, Out (and Log) write to it
+	// too and the view stays below the TAP stream; otherwise (stdout
+	// redirected) a line per finished binary is printed above the view, and
+	// Log should write to it.
 	Screen *Screen
+	// Colour paints the verdicts of the progress view (a terminal's).
+	Colour bool
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
 	// Log receives the runner's own messages (a results directory that
@@ -210,7 +214,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
-	prog := newProgress(opt.Progress, opt.Live, opt.Screen, bins, opt.Timeout)
+	prog := newProgress(opt, bins)
 	prog.start()
 
 	var perf, other []int
