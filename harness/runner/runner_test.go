@@ -521,7 +521,7 @@ func TestLiveProgress(t *testing.T) {
 	var prog bytes.Buffer
 	_, err := Run(context.Background(), []Binary{fake(t, dir, "good", passBody)}, Options{Progress: &prog, Live: true})
 	assert.NilError(t, err)
-	assert.Assert(t, is.Contains(prog.String(), "\x1b[1A\r\x1b[J")) // the view erased before it is drawn again
+	assert.Assert(t, is.Contains(prog.String(), "\x1b[1A\r\x1b[2K\x1b[B\x1b[1A\r")) // the view erased before it is drawn again
 	assert.Assert(t, is.Contains(prog.String(), "PASS    good"))
 
 	// A running binary shows its time left before -timeout, and the others wait.

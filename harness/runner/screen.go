@@ -113,7 +113,16 @@ func (s *Screen) emit(text []byte) error {
 	var b bytes.Buffer
 	cols, rows := s.dims()
 	if up := rowsTaken(s.drawn, cols); up > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", up) // to the view's first line; erase it and below
+		// Up to the view's first row, erase each of its rows, and back up
+		// to the first: not "erase below" (ESC [ J), which tmux, at the
+		// screen's top-left corner (a view drawn after clear), takes as a
+		// clear that pushes the screen into the scrollback (scroll-on-clear),
+		// leaving a copy of the view there at every redraw.
+		fmt.Fprintf(&b, "\x1b[%dA", up)
+		for range up {
+			b.WriteString("\r\x1b[2K\x1b[B")
+		}
+		fmt.Fprintf(&b, "\x1b[%dA\r", up)
 	}
 	b.Write(text)
 	lines := s.view

@@ -69,7 +69,7 @@ func TestLiveViewFitsTheWidth(t *testing.T) {
 				// Every view line drawn fits: strip the cursor-up-and-erase
 				// that starts a redraw, and measure runes.
 				widest := 0
-				for _, l := range strings.Split(regexp.MustCompile("\x1b\\[[0-9]+A\r\x1b\\[J").ReplaceAllString(out, ""), "\n") {
+				for _, l := range strings.Split(regexp.MustCompile("\x1b\\[[0-9]+A(\r\x1b\\[2K\x1b\\[B)+\x1b\\[[0-9]+A\r").ReplaceAllString(out, ""), "\n") {
 					if strings.HasPrefix(l, "running ") || strings.Contains(l, " waiting, ") {
 						widest = max(widest, visibleWidth(l))
 					}
@@ -77,6 +77,9 @@ func TestLiveViewFitsTheWidth(t *testing.T) {
 				assert.Check(t, widest <= cols-1, "a view line of %d columns on a terminal of %d", widest, cols)
 
 				term := termtest.New(cols, rows)
+				// tmux: redirected, the view starts at the top-left corner
+				// of this empty screen, as after clear.
+				term.ScrollOnClear = true
 				term.Write(onlcr([]byte(out)))
 				assert.Check(t, is.Len(term.Unknown, 0), "%q", term.Unknown)
 				scroll := term.Scrollback()
@@ -125,6 +128,26 @@ func TestScreenResizedNarrower(t *testing.T) {
 	s.SetView([]string{"short"})
 	term.Write(onlcr(out.Bytes()))
 	assert.DeepEqual(t, term.Scrollback(), []string{"text", "short"})
+}
+
+// TestScreenAfterClear: a view drawn from the screen's top-left corner (the
+// terminal cleared just before) leaves nothing in the scrollback of a
+// terminal that, like tmux (scroll-on-clear), takes an erase below at that
+// corner as a clear into the scrollback: the view is erased row by row.
+func TestScreenAfterClear(t *testing.T) {
+	var out bytes.Buffer
+	s := NewScreen(&out, func() (int, int) { return 80, 24 })
+	for i := range 5 {
+		s.SetView([]string{fmt.Sprintf("running one %d", i), "1 waiting, 0 of 2 done"})
+	}
+	s.Print("PASS    one")
+	s.SetView([]string{"running two"})
+	assert.NilError(t, s.Close())
+	term := termtest.New(80, 24)
+	term.ScrollOnClear = true
+	term.Write(onlcr(out.Bytes()))
+	assert.Check(t, is.Len(term.Unknown, 0), "%q", term.Unknown)
+	assert.DeepEqual(t, term.Scrollback(), []string{"PASS    one"})
 }
 
 // TestFit: lines are cut to the width in runes, colour sequences take no
