@@ -190,7 +190,9 @@ func (p *caseProcess) onSignal(sigs <-chan os.Signal) {
 	}
 	release()
 	if t != nil {
-		p.writeStopped(t, in, logs, fmt.Sprintf(tap.StoppedBySignal+"%s; fanotify groups closed, actors killed", unix.SignalName(sig.(syscall.Signal))), tap.Result{OK: false, Name: in.name})
+		name := unix.SignalName(sig.(syscall.Signal))
+		p.writeStopped(t, in, logs, fmt.Sprintf(tap.StoppedBySignal+"%s; fanotify groups closed, actors killed", name),
+			"the case was stopped by "+name, tap.Result{OK: false, Name: in.name})
 		p.tell("done %d %s", i, outcomeNames[failed])
 	}
 	os.Exit(128 + int(sig.(syscall.Signal)))
@@ -261,6 +263,7 @@ func (p *caseProcess) runOne(i int, in instance) outcome {
 	release()
 	p.writeStopped(t, in, logs,
 		fmt.Sprintf("deadline of %v passed%s; fanotify groups closed, actors killed; the next case runs in a fresh process", Opts.Timeout, held),
+		fmt.Sprintf("the case timed out after %v", Opts.Timeout),
 		tap.Result{OK: false, Name: in.name, Directive: tap.Timeout, Reason: seconds(Opts.Timeout) + " seconds"})
 	p.tell("done %d %s", i, outcomeNames[failed])
 	os.Exit(exitcode.Fail)
@@ -273,8 +276,10 @@ func seconds(d time.Duration) string {
 }
 
 // writeStopped reports a case the harness stopped: its doc, the log it had
-// written by then, why it was stopped, and the result line.
-func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string, res tap.Result) {
+// written by then, why it was stopped, and the result line; its subtests
+// that had not started are skipped, "not run: " + notRun (what happened to
+// the case: "the case timed out after 30s").
+func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why, notRun string, res tap.Result) {
 	if t.doc != "" {
 		p.w.Diag(t.doc)
 	}
@@ -308,7 +313,7 @@ func (p *caseProcess) writeStopped(t *T, in instance, logs []string, why string,
 			sw.Result(tap.Result{OK: false, Name: name, Directive: res.Directive, Reason: res.Reason})
 			continue
 		}
-		sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: fmt.Sprintf("not run: %s was stopped", in.name)})
+		sw.Result(tap.Result{OK: true, Name: name, Directive: tap.Skip, Reason: "not run: " + notRun})
 	}
 	p.w.EndSub(sw, res)
 }

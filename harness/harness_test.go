@@ -272,7 +272,7 @@ func TestTimeoutInSubtestFailsThatLeaf(t *testing.T) {
     ok 1 one
     # two: running when hang_in_subtest was stopped
     not ok 2 two # TIMEOUT 0.5 seconds
-    ok 3 three # SKIP not run: hang_in_subtest was stopped
+    ok 3 three # SKIP not run: the case timed out after 500ms
 not ok 1 hang_in_subtest # TIMEOUT 0.5 seconds
 `
 	assert.Check(t, is.Contains(r.stdout, want))

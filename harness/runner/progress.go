@@ -11,25 +11,29 @@ import (
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
-// progress shows one line per binary. Live (a terminal of its own),
-// finished binaries are printed once, in the order they finish, and the
-// lines of the running ones plus a "waiting" count are redrawn in place below
-// them every tick, so the view never needs more screen lines than -j+1. On a
-// Screen (the terminal the TAP stream is written to as well) only the lines
-// of the running binaries and the count are shown, as the Screen's view
-// below the stream, whose result lines say how each binary ended. Not live,
-// it prints one plain line as each binary finishes, with no escape codes.
+// progress shows one line per binary. Live (a terminal: a Screen), the
+// lines of the running binaries plus a "waiting" count are the Screen's
+// view, redrawn in place every tick, erased before each redraw and cut to
+// the terminal's width, so the view never needs more screen lines than -j+1
+// and leaves nothing behind. When the Screen carries the TAP stream as well
+// (stdout and stderr one terminal), the stream's result lines say how each
+// binary ended; otherwise (stdout redirected) a line per finished binary is
+// printed above the view, once, in the order they finish. Not live, it
+// prints that line as each binary finishes, with no escape codes but the
+// verdict's colour when asked for.
 type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	screen  *Screen
-	live    bool
-	rows    []*row
-	drawn   int    // transient lines drawn at the bottom
-	pending []*row // finished, not yet printed
-	stopc   chan struct{}
-	wg      sync.WaitGroup
-	timeout time.Duration // a running binary's -timeout, for "left"
+	mu         sync.Mutex
+	w          io.Writer // not live: where the plain lines go
+	screen     *Screen   // live: the terminal the view is drawn on
+	ownScreen  bool      // the screen was made here (closed by stop)
+	printsDone bool      // a line per finished binary goes above the view
+	live       bool
+	colour     bool
+	rows       []*row
+	nameWidth  int
+	stopc      chan struct{}
+	wg         sync.WaitGroup
+	timeout    time.Duration // a running binary's -timeout, for "of 300s"
 }
 
 type row struct {
@@ -38,12 +42,21 @@ type row struct {
 	started          time.Time
 	elapsed          time.Duration
 	pass, fail, skip int
+	reported         int // ok cases whose figures no gate decided
 }
 
-func newProgress(w io.Writer, live bool, screen *Screen, bins []Binary, timeout time.Duration) *progress {
-	p := &progress{w: w, screen: screen, live: screen != nil || live && w != nil, stopc: make(chan struct{}), timeout: timeout}
+func newProgress(opt Options, bins []Binary) *progress {
+	p := &progress{w: opt.Progress, screen: opt.Screen, colour: opt.Colour, stopc: make(chan struct{}), timeout: opt.Timeout}
+	switch {
+	case p.screen != nil:
+		p.printsDone = opt.Out != io.Writer(opt.Screen)
+	case opt.Live && opt.Progress != nil:
+		p.screen, p.ownScreen, p.printsDone = NewScreen(opt.Progress, nil), true, true
+	}
+	p.live = p.screen != nil
 	for _, b := range bins {
 		p.rows = append(p.rows, &row{name: b.Name, state: "waiting"})
+		p.nameWidth = max(p.nameWidth, len(b.Name))
 	}
 	return p
 }
@@ -57,7 +70,7 @@ func (p *progress) start() {
 		defer t.Stop()
 		for {
 			p.mu.Lock()
-			p.redrawLocked()
+			p.screen.SetView(p.viewLocked())
 			p.mu.Unlock()
 			select {
 			case <-t.C:
@@ -71,14 +84,12 @@ func (p *progress) start() {
 func (p *progress) stop() {
 	close(p.stopc)
 	p.wg.Wait()
-	if p.screen != nil {
-		p.screen.SetView(nil) // the summary follows the stream
+	if !p.live {
 		return
 	}
-	if p.live {
-		p.mu.Lock()
-		p.redrawLocked()
-		p.mu.Unlock()
+	p.screen.SetView(nil) // the summary follows
+	if p.ownScreen {
+		p.screen.Close()
 	}
 }
 
@@ -94,64 +105,53 @@ func (p *progress) done(i int, o *Outcome) {
 	defer p.mu.Unlock()
 	r := p.rows[i]
 	r.elapsed = o.Elapsed
-	switch o.Node.Status {
-	case tap.StatusPass:
+	switch {
+	case o.notRun():
+		r.state = "not run"
+	case o.Node.Status == tap.StatusPass:
 		r.state = "PASS"
-	case tap.StatusSkip:
+	case o.Node.Status == tap.StatusSkip:
 		r.state = "SKIP"
-	case tap.StatusTimeout:
+	case o.Node.Status == tap.StatusTimeout:
 		r.state = "TIMEOUT"
 	default:
 		r.state = "FAIL"
 	}
-	c := o.Stream.Counts()
-	r.pass, r.skip = c[tap.StatusPass]+c[tap.StatusXFail]+c[tap.StatusTodo], c[tap.StatusSkip]
-	r.fail = c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
+	c := countLeaves(o.Stream)
+	r.pass, r.fail, r.skip, r.reported = c.pass, c.fail, c.skip, c.reported
 	switch {
-	case p.screen != nil:
-	case p.live:
-		p.pending = append(p.pending, r)
-	case p.w != nil:
-		fmt.Fprintln(p.w, r.text())
+	case o.notRun():
+		// An interrupt kept it from starting: the summary names these
+		// together, and the screen keeps its rows for the summary.
+	case p.live && p.printsDone:
+		p.screen.Print(r.text(p.nameWidth, 0, p.colour))
+	case !p.live && p.w != nil:
+		fmt.Fprintln(p.w, r.text(p.nameWidth, 0, p.colour))
 	}
 }
 
-func (r *row) text() string {
+// text is the row's line: its state (coloured when colour), name, counts and
+// time; a running binary's time is followed by its -timeout ("of 300s").
+func (r *row) text(nameWidth int, timeout time.Duration, colour bool) string {
 	el := r.elapsed
 	if r.state == "running" {
 		el = time.Since(r.started)
 	}
-	s := fmt.Sprintf("%-7s %-28s %4d ok %4d fail %4d skip", r.state, r.name, r.pass, r.fail, r.skip)
-	if r.state != "waiting" {
-		s += fmt.Sprintf(" %8.1fs", el.Seconds())
+	s := fmt.Sprintf("%s %-*s %4d ok %4d fail %4d skip", paint(fmt.Sprintf("%-7s", r.state), colour), nameWidth, r.name, r.pass, r.fail, r.skip)
+	if r.reported > 0 {
+		s += fmt.Sprintf(" %4d reported", r.reported)
+	}
+	if r.state != "waiting" && r.state != "not run" {
+		s += fmt.Sprintf(" %6.1fs", el.Seconds())
+	}
+	if r.state == "running" && timeout > 0 {
+		s += fmt.Sprintf(" of %ss", seconds(timeout))
 	}
 	return s
 }
 
-func (p *progress) redrawLocked() {
-	if p.screen != nil {
-		p.screen.SetView(p.viewLocked())
-		return
-	}
-	var b strings.Builder
-	if p.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the first transient line
-	}
-	for _, r := range p.pending {
-		b.WriteString("\r\x1b[2K" + r.text() + "\n")
-	}
-	p.pending = nil
-	view := p.viewLocked()
-	for _, l := range view {
-		b.WriteString("\r\x1b[2K" + l + "\n")
-	}
-	p.drawn = len(view)
-	b.WriteString("\x1b[J") // clear what an earlier, taller view left below
-	io.WriteString(p.w, b.String())
-}
-
 // viewLocked is the transient part of the view: a line per running binary
-// (with the time it has left before the runner's -timeout kills it) and,
+// (with the runner's -timeout that will kill it: "12.5s of 300s") and,
 // while some wait, how many wait and how many are done.
 func (p *progress) viewLocked() []string {
 	var view []string
@@ -159,11 +159,7 @@ func (p *progress) viewLocked() []string {
 	for _, r := range p.rows {
 		switch r.state {
 		case "running":
-			line := r.text()
-			if p.timeout > 0 {
-				line += fmt.Sprintf(" (%.0fs left before timeout)", max(0, (p.timeout-time.Since(r.started)).Seconds()))
-			}
-			view = append(view, line)
+			view = append(view, r.text(p.nameWidth, p.timeout, p.colour))
 		case "waiting":
 			waiting++
 		}
@@ -184,12 +180,15 @@ func (p *progress) counter(i int) io.Writer {
 }
 
 type lineCounter struct {
-	p    *progress
-	r    *row
-	part []byte
+	p        *progress
+	r        *row
+	part     []byte
+	reported bool // the result line to come is of a case reported, not gated
 }
 
-// Write counts the complete lines in b (keeping a partial one for later).
+// Write counts the complete lines in b (keeping a partial one for later):
+// an ok line after a "reported, not gated:" diagnostic counts as reported,
+// as in the closing summary, not as ok.
 func (c *lineCounter) Write(b []byte) (int, error) {
 	c.part = append(c.part, b...)
 	for {
@@ -201,10 +200,17 @@ func (c *lineCounter) Write(b []byte) (int, error) {
 		c.part = c.part[i+1:]
 		c.p.mu.Lock()
 		switch {
+		case strings.HasPrefix(line, "# "+tap.ReportedMarker):
+			c.reported = true
 		case strings.HasPrefix(line, "not ok"):
 			c.r.fail++
+			c.reported = false
 		case strings.HasPrefix(line, "ok") && strings.Contains(strings.ToUpper(line), "# SKIP"):
 			c.r.skip++
+			c.reported = false
+		case strings.HasPrefix(line, "ok") && c.reported:
+			c.r.reported++
+			c.reported = false
 		case strings.HasPrefix(line, "ok"):
 			c.r.pass++
 		}

@@ -56,11 +56,15 @@ type Options struct {
 	Progress io.Writer
 	// Live redraws the progress view in place with terminal escape codes.
 	Live bool
-	// Screen, when stdout and stderr are one terminal, carries the
-	// progress view below the TAP stream: Out (and Log) should then write
-	// to it too, and the caller closes it after Run. Progress and Live are
-	// not used then.
+	// Screen is the terminal the live progress view is drawn on (the
+	// caller closes it after Run; Progress and Live are not used then).
+	// When stdout and stderr are one terminal, Out (and Log) write to it
+	// too and the view stays below the TAP stream; otherwise (stdout
+	// redirected) a line per finished binary is printed above the view, and
+	// Log should write to it.
 	Screen *Screen
+	// Colour paints the verdicts of the progress view (a terminal's).
+	Colour bool
 	// Suite names the run in the JUnit report (default "fsnsuite").
 	Suite string
 	// Log receives the runner's own messages (a results directory that
@@ -209,7 +213,7 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	m := newMerger(tap.NewWriter(out, opt.Format), opt.Format, bins)
 	m.w.Version()
 	m.w.Plan(len(bins))
-	prog := newProgress(opt.Progress, opt.Live, opt.Screen, bins, opt.Timeout)
+	prog := newProgress(opt, bins)
 	prog.start()
 
 	var perf, other []int
@@ -367,6 +371,11 @@ func closeEarlyEnd(ctx context.Context, o *Outcome, opt Options) {
 	o.Closing = closingLines(st, cases, killed, why)
 }
 
+// interruptGrace is how long an interrupted binary has to stop its case
+// and report it, after a SIGTERM to it alone, before the rest of its
+// process tree gets one too.
+const interruptGrace = 2 * time.Second
+
 // runOne runs b to completion, to its deadline, or to ctx's end.
 func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outcome {
 	o := &Outcome{Binary: b, ExitCode: -1}
@@ -452,6 +461,16 @@ func runOne(ctx context.Context, b Binary, opt Options, live ...io.Writer) *Outc
 			mu.Lock()
 			o.Interrupted = true
 			mu.Unlock()
+			// The binary first, alone: our harness then stops its case
+			// and reports it stopped before it kills the case's actors.
+			// Signalled together, an actor's death could be reported
+			// first, as the case's failure ("actor process is gone").
+			_ = syscall.Kill(pgid, syscall.SIGTERM)
+			select {
+			case <-exited:
+				return
+			case <-time.After(min(interruptGrace, opt.KillGrace/2)):
+			}
 		}
 		killTree(pgid, syscall.SIGTERM)
 		select {

@@ -3,11 +3,12 @@ package runner
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -16,36 +17,64 @@ import (
 // screen of a 50-row terminal, with the prompt).
 const SummaryRows = 48
 
+// SummaryTerm is the terminal a summary is read on.
+type SummaryTerm struct {
+	// Cols and Rows are its size; 0 Cols: lines are not cut; 0 Rows:
+	// SummaryRows.
+	Cols, Rows int
+	// Colour paints the verdicts (PASS green, FAIL red, SKIP yellow).
+	Colour bool
+	// Self is how fsnsuite is run from here, for the next-step line
+	// ("bin/fsnsuite"; a path under the working directory is shown
+	// relative to it). Empty: "fsnsuite".
+	Self string
+}
+
 // WriteSummary prints the run's summary for a person, within SummaryRows
-// lines (WriteSummarySized for a terminal of known size).
-func (r *Report) WriteSummary(w io.Writer) { r.WriteSummarySized(w, 0, SummaryRows) }
+// lines (WriteSummaryTo for a terminal of known size).
+func (r *Report) WriteSummary(w io.Writer) { r.WriteSummaryTo(w, SummaryTerm{}) }
 
 // WriteSummarySized prints the run's summary for a terminal of cols x rows
-// (0 cols: lines are not cut) in at most rows lines, more only when the
-// binaries' verdict lines alone need more: the totals, a verdict line per
-// binary, the first failures (each with its first diagnostic and its HINT
-// lines, whole: a long one counts the rows it wraps to), the skips grouped by
-// reason with counts, the cases reported without a gate (these lines cut to
-// the width), and the results directory last. What does not fit is counted;
-// summary.txt (WriteSummaryFile) has it.
+// (WriteSummaryTo without colour).
 func (r *Report) WriteSummarySized(w io.Writer, cols, rows int) {
-	r.writeSummary(w, summaryForm{cols: cols, rows: max(rows, 1)})
+	r.WriteSummaryTo(w, SummaryTerm{Cols: cols, Rows: rows})
+}
+
+// WriteSummaryTo prints the run's summary for terminal t in at most t.Rows
+// lines (rows, counting the ones a long line wraps to), the totals last:
+// a verdict line per binary (on a terminal too small for them all, one per
+// binary that did not pass and one line naming the passes), the failures
+// grouped by reason with counts (each group's first case with its
+// diagnostics and HINT lines), the skips grouped by reason, the cases
+// reported without a gate, the binaries an interrupt left unrun, the case
+// counts, the command that reruns the first failure, what to run next (the
+// HTML report of the results directory) and the totals. What does not fit
+// is counted; summary.txt (WriteSummaryFile) has it.
+func (r *Report) WriteSummaryTo(w io.Writer, t SummaryTerm) {
+	if t.Rows <= 0 {
+		t.Rows = SummaryRows
+	}
+	r.writeSummary(w, summaryForm{cols: t.Cols, rows: t.Rows, colour: t.Colour, self: t.Self})
 }
 
 // WriteSummaryFile writes summary.txt: the summary with nothing left out
-// (every failure with more of its diagnostics, every skip reason, every
-// reported-only case) and then every skipped case with its exact reason.
+// (every binary, every failure group and skip reason, every reported-only
+// case), then every failed case with more of its diagnostics and every
+// skipped case with its exact reason, and the totals last.
 func (r *Report) WriteSummaryFile(w io.Writer) {
-	r.writeSummary(w, summaryForm{context: 4, eachSkip: true})
+	r.writeSummary(w, summaryForm{context: 4, eachCase: true})
 }
 
 // summaryForm is the shape of a summary: bounded to a terminal's rows (0:
-// no bound) with lines of cols (0: any length), each failure with context
-// more diagnostics, and, with eachSkip, every skipped case on its own line.
+// no bound) with lines of cols (0: any length), coloured or not, each
+// failure with context more diagnostics, and, with eachCase, every failed
+// and skipped case on its own line.
 type summaryForm struct {
 	cols, rows int
+	colour     bool
+	self       string
 	context    int
-	eachSkip   bool
+	eachCase   bool
 }
 
 // summaryEntry is one failed, skipped or reported case the summary names.
@@ -54,6 +83,11 @@ type summaryEntry struct {
 	text  string // "FAIL reason", the skip reason, the reported figures
 	diags []string
 	more  int // diagnostic lines not shown
+	// interrupted: a case of a binary the run's interrupt stopped, listed
+	// after the others.
+	interrupted bool
+	// rerun is the command that runs the failed case alone, verbose.
+	rerun string
 }
 
 // rowsOf is how many terminal rows l takes.
@@ -61,24 +95,70 @@ func (f summaryForm) rowsOf(l string) int {
 	if f.cols <= 0 {
 		return 1
 	}
-	return max(1, (utf8.RuneCountInString(l)+f.cols-1)/f.cols)
+	return max(1, (visibleWidth(l)+f.cols-1)/f.cols)
 }
 
 // cut shortens l to the terminal's width.
-func (f summaryForm) cut(l string) string {
-	if f.cols <= 1 || utf8.RuneCountInString(l) < f.cols {
-		return l
+func (f summaryForm) cut(l string) string { return fit(l, f.cols) }
+
+// leafCounts are a stream's leaves by verdict: ok (less those reported
+// without a gate), failed in any way, skipped, and reported only.
+type leafCounts struct{ pass, fail, skip, reported int }
+
+func countLeaves(st *tap.Node) leafCounts {
+	var c leafCounts
+	if st == nil {
+		return c
 	}
-	return string([]rune(l)[:f.cols-2]) + "…"
+	st.Walk(func(_ []string, l *tap.Node) {
+		switch {
+		case l.Status.Failed():
+			c.fail++
+		case l.Status == tap.StatusSkip:
+			c.skip++
+		default:
+			if _, ok := l.ReportedOnly(); ok {
+				c.reported++
+			} else {
+				c.pass++
+			}
+		}
+	})
+	return c
+}
+
+// notRun reports whether o is a binary the run's interrupt kept from
+// starting.
+func (o *Outcome) notRun() bool {
+	return o.Interrupted && o.Elapsed == 0 && o.StartErr == nil
+}
+
+// interruptedMark is what a failure of o says when the run's interrupt
+// stopped o: the failure is the interrupt's doing.
+func interruptedMark(o *Outcome) string {
+	if o.Interrupted {
+		return " (interrupted)"
+	}
+	return ""
+}
+
+// notRunLeaf reports whether l, a leaf of o, is a case an interrupt kept
+// from running (the runner closed it "not run: ..."; closingLines).
+func (o *Outcome) notRunLeaf(l *tap.Node) bool {
+	return o.Interrupted && l.Status == tap.StatusSkip && strings.HasPrefix(l.Reason, "not run: ")
 }
 
 func (r *Report) writeSummary(w io.Writer, f summaryForm) {
 	bounded := f.rows > 0
-	var bPass, bFail, bSkip, reported int
+	var bPass, bFail, bSkip, bNotRun, reported, notRunLeaves int
 	cases := map[tap.Status]int{}
 	var failed, skipped, reports []summaryEntry
+	var notRun []string
 	for _, o := range r.Outcomes {
 		switch {
+		case o.notRun():
+			bNotRun++
+			notRun = append(notRun, o.Binary.Name)
 		case o.Node.Status.Failed():
 			bFail++
 		case o.Node.Status == tap.StatusSkip:
@@ -86,13 +166,15 @@ func (r *Report) writeSummary(w io.Writer, f summaryForm) {
 		default:
 			bPass++
 		}
-		for s, n := range o.Stream.Counts() {
-			cases[s] += n
-		}
 		name := o.Binary.Name
 		leafFailed := false
 		docs := caseDocs(o.Stream, name)
 		o.Stream.Walk(func(path []string, l *tap.Node) {
+			if o.notRunLeaf(l) {
+				notRunLeaves++
+				return
+			}
+			cases[l.Status]++
 			full := name + "/" + strings.Join(path, "/")
 			if text, ok := l.ReportedOnly(); ok {
 				reported++
@@ -103,30 +185,39 @@ func (r *Report) writeSummary(w io.Writer, f summaryForm) {
 			case l.Status.Failed():
 				leafFailed = true
 				diags, more := explain(l, name, docs, f.context)
-				failed = append(failed, summaryEntry{path: full, text: describe(l), diags: diags, more: more})
+				top := path[0] // the case's name, for its -run
+				for _, c := range o.Stream.Children {
+					if c.DisplayName() == path[0] {
+						top = c.Name
+						break
+					}
+				}
+				failed = append(failed, summaryEntry{path: full, text: describe(l) + interruptedMark(o), diags: diags, more: more,
+					interrupted: o.Interrupted, rerun: commandLine(append(append([]string{shortPath(o.Binary.Path)}, o.Binary.Args...), "-run", "'^"+regexp.QuoteMeta(top)+"$'", "-v")...)})
 			case l.Status == tap.StatusSkip:
 				skipped = append(skipped, summaryEntry{path: full, text: orNone(l.Reason)})
 			}
 		})
 		switch {
+		case o.notRun():
 		case o.Node.Status.Failed():
 			if !leafFailed || len(o.Notes) > 0 {
 				notes, more := o.Notes, 0
 				if bounded && len(notes) > 6 {
 					notes, more = notes[:6], len(notes)-6
 				}
-				failed = append(failed, summaryEntry{path: name, text: describe(o.Node), diags: notes, more: more})
+				failed = append(failed, summaryEntry{path: name, text: describe(o.Node) + interruptedMark(o), diags: notes, more: more,
+					interrupted: o.Interrupted, rerun: commandLine(append([]string{shortPath(o.Binary.Path)}, o.Binary.Args...)...)})
 			}
 		case o.Node.Status == tap.StatusSkip && len(o.Stream.Children) == 0:
 			skipped = append(skipped, summaryEntry{path: name, text: orNone(o.Node.Reason)})
 		}
 	}
-	noun := "binaries"
-	if len(r.Outcomes) == 1 {
-		noun = "binary"
-	}
-	fmt.Fprintf(w, "\nfsnsuite: %d %s: %d passed, %d failed, %d skipped in %s\n",
-		len(r.Outcomes), noun, bPass, bFail, bSkip, r.Elapsed.Round(100*time.Millisecond))
+	// Failures the interrupt caused come after the others.
+	sort.SliceStable(failed, func(i, j int) bool { return !failed[i].interrupted && failed[j].interrupted })
+
+	// The closing lines, the totals last: they are always shown.
+	var tail []string
 	var parts []string
 	// A perf measurement without a gate passes without a threshold having held:
 	// it is counted apart ("reported only"), not as a pass.
@@ -139,51 +230,118 @@ func (r *Report) writeSummary(w io.Writer, f summaryForm) {
 			parts = append(parts, fmt.Sprintf("%d reported only (not gated)", reported))
 		}
 	}
+	if notRunLeaves > 0 {
+		parts = append(parts, fmt.Sprintf("%d not run (interrupted)", notRunLeaves))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "none reported")
 	}
-	fmt.Fprintf(w, "cases: %s\n", strings.Join(parts, ", "))
-	if r.Interrupted {
-		fmt.Fprintln(w, "INTERRUPTED: the run did not finish")
+	tail = append(tail, "cases: "+strings.Join(parts, ", "))
+	for _, e := range failed {
+		if !e.interrupted {
+			tail = append(tail, "first failure: "+e.rerun)
+			break
+		}
 	}
-	for _, l := range r.verdictLines() {
-		fmt.Fprintln(w, f.cut(l))
+	if r.ResultsDir != "" {
+		self := "fsnsuite"
+		if f.self != "" {
+			self = shortPath(f.self)
+		}
+		tail = append(tail, "next: "+commandLine(self, "report", r.ResultsDir, "-o", "report.html"))
+	}
+	noun := "binaries"
+	if len(r.Outcomes) == 1 {
+		noun = "binary"
+	}
+	totals := fmt.Sprintf("fsnsuite: %d %s: %s, %s, %s", len(r.Outcomes), noun,
+		f.paint(fmt.Sprintf("%d passed", bPass), "PASS", bPass > 0), f.paint(fmt.Sprintf("%d failed", bFail), "FAIL", bFail > 0),
+		f.paint(fmt.Sprintf("%d skipped", bSkip), "SKIP", bSkip > 0))
+	if bNotRun > 0 {
+		totals += fmt.Sprintf(", %d not run (interrupted)", bNotRun)
+	}
+	totals += " in " + r.Elapsed.Round(100*time.Millisecond).String()
+	if r.Interrupted {
+		totals += ": " + f.paint("INTERRUPTED", "FAIL", true) + ", the run did not finish"
+	}
+	tail = append(tail, totals)
+
+	fmt.Fprintln(w)
+	used := 1
+	for _, l := range tail {
+		used += f.rowsOf(l) // whole, not cut: commands to copy
 	}
 
+	// A verdict line per binary, or, on a terminal too small for them all,
+	// one per binary that did not pass and a line naming the passes; a line
+	// naming the binaries an interrupt left unrun.
+	var verdicts, passed []string
+	for i, l := range r.verdictLines(f) {
+		switch o := r.Outcomes[i]; {
+		case o.notRun():
+		case o.Node.Status == tap.StatusPass:
+			passed = append(passed, o.Binary.Name)
+			fallthrough
+		default:
+			verdicts = append(verdicts, l)
+		}
+	}
+	var closing []string
+	if bounded && len(verdicts)+min(len(notRun), 1) > (f.rows-used)/2 {
+		verdicts = verdicts[:0]
+		for i, l := range r.verdictLines(f) {
+			if o := r.Outcomes[i]; !o.notRun() && o.Node.Status != tap.StatusPass {
+				verdicts = append(verdicts, l)
+			}
+		}
+		if len(passed) > 0 {
+			closing = append(closing, fmt.Sprintf("  %s %d %s: %s", paint("PASS   ", f.colour), len(passed), plural(len(passed), "binary", "binaries"), strings.Join(passed, ", ")))
+		}
+	}
+	if len(notRun) > 0 {
+		closing = append(closing, fmt.Sprintf("  not run %d %s (interrupted before %s started): %s", len(notRun),
+			plural(len(notRun), "binary", "binaries"), plural(len(notRun), "it", "they"), strings.Join(notRun, ", ")))
+	}
+	if room := (f.rows-used)/2 - len(closing); bounded && len(verdicts) > max(room, 1) {
+		n := len(verdicts) - max(room-1, 0)
+		verdicts = append(verdicts[:max(room-1, 0)], fmt.Sprintf("  ... and %d more binaries that did not pass (every one in summary.txt)", n))
+	}
+	verdicts = append(verdicts, closing...)
+	for _, l := range verdicts {
+		l = f.cut(l)
+		fmt.Fprintln(w, l)
+		used += f.rowsOf(l)
+	}
+
+	fgroups := failureGroups(failed)
 	groups := skipGroups(skipped)
 	var budget listBudget
 	if bounded {
-		used := 3 + len(r.Outcomes) + 1 // blank, totals, cases, verdicts, results
-		if r.Interrupted {
-			used++
-		}
 		var need [3]int
-		for _, e := range failed {
-			need[0] += f.entryRows(e)
+		for _, g := range fgroups {
+			need[0] += f.groupRows(g)
 		}
 		need[1], need[2] = len(groups), len(reports)
 		budget = share(f.rows-used, need)
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(w, "failed (%d):\n", len(failed))
+		fmt.Fprintf(w, "failed (%d), by reason:\n", len(failed))
 		shown, rows := 0, 0
-		for _, e := range failed {
-			cost := f.entryRows(e)
+		for _, g := range fgroups {
+			cost := f.groupRows(g)
 			if bounded && shown > 0 && rows+cost > budget[0] {
 				break
 			}
 			rows += cost
 			shown++
-			fmt.Fprintf(w, "  %s: %s\n", e.path, e.text)
-			for _, d := range e.diags {
-				fmt.Fprintf(w, "      %s\n", d)
-			}
-			if e.more > 0 && !bounded {
-				fmt.Fprintf(w, "      ... (%d more %s in the log)\n", e.more, plural(e.more, "line", "lines"))
-			}
+			f.writeGroup(w, g)
 		}
-		if n := len(failed) - shown; n > 0 {
-			fmt.Fprintf(w, "  ... and %d more failed (every one in summary.txt)\n", n)
+		if rest := fgroups[shown:]; len(rest) > 0 {
+			left := 0
+			for _, g := range rest {
+				left += len(g.entries)
+			}
+			fmt.Fprintf(w, "  ... and %d more %s for %d failed (every one in summary.txt)\n", len(rest), plural(len(rest), "reason", "reasons"), left)
 		}
 	}
 	if len(skipped) > 0 {
@@ -220,24 +378,156 @@ func (r *Report) writeSummary(w io.Writer, f summaryForm) {
 			fmt.Fprintf(w, "  ... and %d more (every one in summary.txt)\n", n)
 		}
 	}
-	if f.eachSkip && len(skipped) > 0 {
+	if f.eachCase && len(failed) > 0 {
+		fmt.Fprintf(w, "failed, case by case (%d):\n", len(failed))
+		for _, e := range failed {
+			fmt.Fprintf(w, "  %s: %s\n", e.path, e.text)
+			for _, d := range e.diags {
+				fmt.Fprintf(w, "      %s\n", d)
+			}
+			if e.more > 0 {
+				fmt.Fprintf(w, "      ... (%d more %s in the log)\n", e.more, plural(e.more, "line", "lines"))
+			}
+		}
+	}
+	if f.eachCase && len(skipped) > 0 {
 		fmt.Fprintf(w, "skipped, case by case (%d):\n", len(skipped))
 		for _, e := range skipped {
 			fmt.Fprintf(w, "  %s: %s\n", e.path, e.text)
 		}
 	}
-	if r.ResultsDir != "" {
-		fmt.Fprintf(w, "results: %s\n", r.ResultsDir)
+	for _, l := range tail {
+		fmt.Fprintln(w, l)
 	}
 }
 
-// entryRows is how many terminal rows a failure's lines take.
-func (f summaryForm) entryRows(e summaryEntry) int {
-	n := f.rowsOf(fmt.Sprintf("  %s: %s", e.path, e.text))
-	for _, d := range e.diags {
-		n += f.rowsOf("      " + d)
+// paint colours s as verdict word would be, when the form has colour and on.
+func (f summaryForm) paint(s, word string, on bool) string {
+	if !f.colour || !on {
+		return s
+	}
+	p := paint(word, true)
+	return strings.Replace(p, word, s, 1)
+}
+
+// failureGroup is the failed cases that share a reason.
+type failureGroup struct {
+	reason  string         // the verdict and the first diagnostic, the case's name left out
+	detail  []string       // the first case's further diagnostics and HINT lines
+	entries []summaryEntry // in the order they failed
+}
+
+// failureGroups groups failures by their reason (the verdict and the first
+// diagnostic, with the case's own name left out, in the shape skips are
+// grouped by: reasonShape) and their HINT lines, the largest group first
+// (ties in the order of their first case), those of an interrupted binary
+// last.
+func failureGroups(failed []summaryEntry) []failureGroup {
+	idx := map[string]int{}
+	var groups []failureGroup
+	for _, e := range failed {
+		reason, detail := e.text, e.diags
+		if len(detail) > 0 && !strings.HasPrefix(detail[0], "HINT:") {
+			reason += ": " + withoutName(detail[0], e.path)
+			detail = detail[1:]
+		}
+		var hints []string
+		for _, d := range detail {
+			if strings.HasPrefix(d, "HINT:") {
+				hints = append(hints, d)
+			}
+		}
+		key := fmt.Sprint(e.interrupted) + "\x00" + reasonShape(reason) + "\x00" + strings.Join(hints, "\x00")
+		i, ok := idx[key]
+		if !ok {
+			i = len(groups)
+			idx[key] = i
+			groups = append(groups, failureGroup{reason: reason, detail: detail})
+		}
+		groups[i].entries = append(groups[i].entries, e)
+	}
+	for i := range groups {
+		if len(groups[i].entries) > 1 {
+			groups[i].reason = reasonShape(groups[i].reason)
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if a.entries[0].interrupted != b.entries[0].interrupted {
+			return !a.entries[0].interrupted
+		}
+		return len(a.entries) > len(b.entries)
+	})
+	return groups
+}
+
+// leadingFS is the filesystem the harness names after a case's name
+// ("case.tmpfs (tmpfs): events differ").
+var leadingFS = regexp.MustCompile(`^\([a-z0-9_]+\): `)
+
+// withoutName is a diagnostic without the name of the case (or binary) it
+// is about at its start, nor the filesystem after it ("case.tmpfs (tmpfs):
+// events differ", "bin: exit status 2"), so that the same failure of two
+// cases reads the same: "events differ", "exit status 2".
+func withoutName(d, path string) string {
+	name := path[strings.LastIndex(path, "/")+1:]
+	for _, sep := range []string{": ", " "} {
+		if rest, ok := strings.CutPrefix(d, name+sep); ok {
+			return leadingFS.ReplaceAllString(rest, "")
+		}
+	}
+	return d
+}
+
+// groupRows is how many terminal rows a failure group's lines take.
+func (f summaryForm) groupRows(g failureGroup) int {
+	n := f.rowsOf(groupLine(g))
+	for _, d := range g.detail {
+		n += f.rowsOf("           " + d)
 	}
 	return n
+}
+
+func groupLine(g failureGroup) string {
+	where := g.entries[0].path
+	if len(g.entries) > 1 {
+		where += ", ..."
+	}
+	return fmt.Sprintf("  %5d  %s  (%s)", len(g.entries), g.reason, where)
+}
+
+// writeGroup prints a failure group: its count, reason and first case, and
+// that case's further diagnostics, whole (a long line wraps).
+func (f summaryForm) writeGroup(w io.Writer, g failureGroup) {
+	l := groupLine(g)
+	if f.colour {
+		word := g.reason // the verdict: FAIL, TIMEOUT, MISSING...
+		if i := strings.IndexAny(word, " :"); i >= 0 {
+			word = word[:i]
+		}
+		l = strings.Replace(l, word, paint(word, true), 1)
+	}
+	fmt.Fprintln(w, l)
+	for _, d := range g.detail {
+		fmt.Fprintf(w, "           %s\n", d)
+	}
+}
+
+// commandLine joins a command's words with spaces.
+func commandLine(words ...string) string { return strings.Join(words, " ") }
+
+// shortPath is p relative to the working directory when p is under it
+// ("bin/fsnsuite"), else p.
+func shortPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(p) {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return rel
 }
 
 // listBudget is the lines given to the failures, the skip reasons and the
@@ -270,31 +560,30 @@ func share(lines int, need [3]int) listBudget {
 	return b
 }
 
-// verdictLines are a line per binary: its verdict, counts and time, and
-// why it skipped or broke as a whole.
-func (r *Report) verdictLines() []string {
+// verdictLines are a line per binary: its verdict (coloured on a terminal),
+// counts and time, and why it skipped or broke as a whole.
+func (r *Report) verdictLines(f summaryForm) []string {
 	width := 0
 	for _, o := range r.Outcomes {
 		width = max(width, len(o.Binary.Name))
 	}
 	var out []string
 	for _, o := range r.Outcomes {
-		c := o.Stream.Counts()
-		rep := 0
-		o.Stream.Walk(func(_ []string, l *tap.Node) {
-			if _, ok := l.ReportedOnly(); ok {
-				rep++
-			}
-		})
-		pass := c[tap.StatusPass] + c[tap.StatusXFail] + c[tap.StatusTodo] - rep
-		fail := c[tap.StatusFail] + c[tap.StatusTimeout] + c[tap.StatusError] + c[tap.StatusMissing]
-		line := fmt.Sprintf("  %-7s %-*s %4d ok %4d fail %4d skip", strings.ToUpper(o.Node.Status.String()), width, o.Binary.Name, pass, fail, c[tap.StatusSkip])
-		if rep > 0 {
-			line += fmt.Sprintf(" %3d reported", rep)
+		c := countLeaves(o.Stream)
+		state := strings.ToUpper(o.Node.Status.String())
+		if o.notRun() {
+			state = "not run"
+		}
+		line := fmt.Sprintf("  %s %-*s %4d ok %4d fail %4d skip", paint(fmt.Sprintf("%-7s", state), f.colour), width, o.Binary.Name, c.pass, c.fail, c.skip)
+		if c.reported > 0 {
+			line += fmt.Sprintf(" %3d reported", c.reported)
 		}
 		line += fmt.Sprintf(" %7.1fs", o.Elapsed.Seconds())
-		if o.Node.Reason != "" {
+		switch {
+		case o.Node.Reason != "":
 			line += "  " + o.Node.Reason
+		case o.Interrupted && !o.notRun():
+			line += "  interrupted"
 		}
 		out = append(out, line)
 	}

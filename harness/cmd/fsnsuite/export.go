@@ -10,6 +10,7 @@ import (
 )
 
 const exportUsage = `usage: fsnsuite export -kcidb [-o FILE] [-origin NAME] [-build-id ID] RESULTS_DIR
+       (flags may also follow RESULTS_DIR)
 
 Writes a results directory (from a run of fsnsuite) in another CI's format:
   -kcidb   KCIDB I/O JSON (schema v5.3): one test per leaf, path
@@ -32,14 +33,24 @@ func export(args []string, stdout, stderr io.Writer) int {
 		buildID = fs.String("build-id", "", "KCIDB `id` of the kernel build tested (default ORIGIN:KERNEL_RELEASE)")
 		runID   = fs.String("run-id", "", "makes test ids unique per run (default: the run's start time)")
 	)
-	if code, done := parseArgs(fs, args, exportUsage, stderr); done {
-		return code
+	// Flags may follow the directory (fsnsuite export -kcidb DIR -o x.json),
+	// as with report.
+	var dirs []string
+	for rest := args; ; {
+		if code, done := parseArgs(fs, rest, exportUsage, stderr); done {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
-	if !*kcidb || fs.NArg() != 1 {
+	if !*kcidb || len(dirs) != 1 {
 		fmt.Fprintln(stderr, "fsnsuite export: want -kcidb and one results directory; see -h")
 		return exitcode.Usage
 	}
-	res, err := runner.LoadResults(fs.Arg(0))
+	res, err := runner.LoadResults(dirs[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite export: %v\n", err)
 		return exitcode.Usage // not a results directory: bad input

@@ -58,6 +58,7 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
        fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
+       fsnsuite diff BEFORE_DIR AFTER_DIR   (see fsnsuite diff -h)
        fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
        fsnsuite patchcheck -base DIR -patched DIR ... (make patchcheck; see fsnsuite patchcheck -h)
 
@@ -318,7 +319,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ResultsDir: resDir,
 		Out:        stdout,
 		Progress:   stderr,
-		Live:       isTerminal(stderr) && stdoutNotShownThere(stdout),
+		Live:       isTerminal(stderr) && !dumbTerminal() && stdoutNotShownThere(stdout),
+		Colour:     colourOn(stderr),
 		Log:        stderr,
 	}
 	// In a gcov guest (harness/vm init.sh exports it) the counters are
@@ -343,10 +345,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// One terminal for both: the stream and the view go through one writer,
 	// the view below the stream, so that no redraw overwrites a TAP line.
+	// Stdout elsewhere (a file, /dev/null): the view has stderr's terminal
+	// to itself, and the runner's messages go above it.
 	var screen *runner.Screen
-	if tty, ok := sameTerminal(stdout, stderr); ok {
+	if tty, ok := sameTerminal(stdout, stderr); ok && !dumbTerminal() {
 		screen = runner.NewScreen(tty, func() (int, int) { return termSize(tty) })
 		opt.Out, opt.Log, opt.Screen = screen, screen, screen
+	} else if tty, ok := stderr.(*os.File); ok && opt.Live {
+		screen = runner.NewScreen(tty, func() (int, int) { return termSize(tty) })
+		opt.Log, opt.Screen = screen, screen
 	}
 	rep, err := runner.Run(ctx, bins, opt)
 	if screen != nil {
@@ -361,16 +368,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitcode.LTPBroken
 	}
-	// The summary fits the terminal it is read on (else SummaryRows lines).
+	// The summary fits the terminal it is read on (else SummaryRows lines),
+	// its totals last.
+	st := runner.SummaryTerm{Colour: opt.Colour, Self: self}
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		cols, rows := termSize(f)
 		if rows == 0 {
 			rows = runner.SummaryRows + 2
 		}
-		rep.WriteSummarySized(stderr, cols, rows-2) // a row for the prompt, one for the blank line above
-	} else {
-		rep.WriteSummary(stderr)
+		st.Cols, st.Rows = cols, rows-2 // a row for the prompt, one for the blank line above
 	}
+	rep.WriteSummaryTo(stderr, st)
 	if *exitConv == "ltp" {
 		rep.WriteLTPSummary(stdout)
 	}
@@ -472,6 +480,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// dumbTerminal reports whether TERM says the terminal moves no cursor and
+// shows no colour (TERM=dumb: Emacs' shell, some CI consoles).
+func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
+
+// colourOn reports whether w is a terminal to show colour on: not a pipe
+// or a file, not a dumb terminal, and NO_COLOR unset or empty (any other
+// value turns colour off: no-color.org).
+func colourOn(w io.Writer) bool {
+	return isTerminal(w) && !dumbTerminal() && os.Getenv("NO_COLOR") == ""
 }
 
 // stdoutNotShownThere reports whether stdout cannot be reaching stderr's

@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/fsnsuite/fsnsuite/harness/internal/termtest"
 )
@@ -47,6 +49,8 @@ func TestTerminalScrollback(t *testing.T) {
 }
 
 func scrollback(t *testing.T, cols, rows int, piped bool) {
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "")
 	master, tty, err := termtest.OpenPTY(cols, rows)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -83,9 +87,10 @@ func scrollback(t *testing.T, cols, rows int, piped bool) {
 	out := <-got
 
 	if piped {
-		// Plain progress lines, no cursor movement; the stream's lines all
-		// there, in order, between them.
-		assert.Assert(t, !strings.Contains(string(out), "\x1b"), "escape codes beside a piped stdout: %q", out)
+		// Plain progress lines, no cursor movement (colour only: stderr is
+		// the terminal); the stream's lines all there, in order, between
+		// them.
+		assert.Assert(t, !strings.Contains(sgr.ReplaceAllString(string(out), ""), "\x1b"), "escape codes beside a piped stdout: %q", out)
 		term := termtest.New(cols, rows)
 		term.Write(out)
 		screen := term.Scrollback()
@@ -145,6 +150,94 @@ func scrollback(t *testing.T, cols, rows int, piped bool) {
 			missing, len(tap), stale, strings.Join(diff[:min(len(diff), 5)], "\n"), strings.Join(screen, "\n"))
 	}
 	rest := screen[len(tap):]
-	assert.Assert(t, len(rest) > 0 && strings.Join(rest, "\n") != "", "no summary after the stream")
-	assert.Equal(t, rest[len(rest)-1], "results: "+res, "the results path comes last")
+	assert.Assert(t, len(rest) > 1 && strings.Join(rest, "\n") != "", "no summary after the stream")
+	assert.Check(t, is.Regexp(`^fsnsuite: 4 binaries: 0 passed, 4 failed, 0 skipped in \S+$`, rest[len(rest)-1]), "the totals come last")
+	assert.Check(t, is.Regexp(`^next: \S+ report `+regexp.QuoteMeta(res)+` -o report.html$`, rest[len(rest)-2]), "the next step just above")
+}
+
+// sgr is a colour sequence.
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// TestRedirectedStdout runs the runner as `fsnsuite > out.tap` is run on a
+// terminal of 80x24 and of 200x50: stdout a file, stderr the terminal. What
+// stays on the terminal is a line per finished binary and the summary, no
+// line of the live view (the base commit left one wrapped line per refresh
+// below about 101 columns), the totals last; with colour unless NO_COLOR is
+// set or TERM is dumb (then no escape sequence at all, and no live view).
+func TestRedirectedStdout(t *testing.T) {
+	dir := binDir(t, map[string]string{
+		"inotify_long_binary_name_one": slowTAP(6),
+		"inotify_two":                  slowTAP(4),
+	})
+	for _, tc := range []struct {
+		name       string
+		cols, rows int
+		noColor    string
+		term       string
+	}{
+		{"80x24", 80, 24, "", "xterm"},
+		{"200x50", 200, 50, "", "xterm"},
+		{"no_color", 80, 24, "1", "xterm"},
+		{"dumb", 80, 24, "", "dumb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NO_COLOR", tc.noColor)
+			t.Setenv("TERM", tc.term)
+			master, tty, err := termtest.OpenPTY(tc.cols, tc.rows)
+			if err != nil {
+				t.Skipf("no pseudo-terminal: %v", err)
+			}
+			defer master.Close()
+			got := make(chan []byte)
+			go func() {
+				b, _ := io.ReadAll(master)
+				got <- b
+			}()
+			stdout, err := os.Create(filepath.Join(t.TempDir(), "out.tap"))
+			assert.NilError(t, err)
+			defer stdout.Close()
+			res := filepath.Join(t.TempDir(), "res")
+			code := run([]string{"-dir", dir, "-results", res}, stdout, tty)
+			assert.Equal(t, code, 1)
+			assert.NilError(t, tty.Close())
+			out := <-got
+
+			switch {
+			case tc.term == "dumb":
+				assert.Check(t, !strings.Contains(string(out), "\x1b"), "escape codes on a dumb terminal: %q", out)
+			case tc.noColor != "":
+				assert.Check(t, !sgr.Match(out), "colour under NO_COLOR: %q", out)
+				assert.Check(t, strings.Contains(string(out), "running inotify_two"), "no live view drawn")
+			default:
+				assert.Check(t, strings.Contains(string(out), "\x1b[31mFAIL\x1b[0m"), "no colour on a terminal: %q", out)
+				assert.Check(t, strings.Contains(string(out), "running inotify_two"), "no live view drawn")
+			}
+			term := termtest.New(tc.cols, tc.rows)
+			term.Write(out)
+			assert.Check(t, is.Len(term.Unknown, 0), "%q", term.Unknown)
+			lines := term.Scrollback()
+			stale := 0
+			for _, l := range lines {
+				if strings.HasPrefix(l, "running ") || strings.Contains(l, " waiting, ") {
+					stale++
+				}
+			}
+			assert.Check(t, is.Equal(stale, 0), "lines of the live view left on the terminal:\n%s", strings.Join(lines, "\n"))
+			// The two binaries' lines, then the summary.
+			assert.Check(t, strings.HasPrefix(lines[0], "FAIL    inotify_long_binary_name_one "), "%s", strings.Join(lines, "\n"))
+			assert.Check(t, strings.HasPrefix(lines[1], "FAIL    inotify_two "), "%s", strings.Join(lines, "\n"))
+			assert.Check(t, is.Regexp(`^fsnsuite: 2 binaries: 0 passed, 2 failed, 0 skipped in \S+$`, lines[len(lines)-1]))
+			screen := strings.Join(term.Screen(), "\n")
+			assert.Check(t, is.Contains(screen, "fsnsuite: 2 binaries: "), "the totals are not on the last screen")
+			tapOut, err := os.ReadFile(stdout.Name())
+			assert.NilError(t, err)
+			assert.Check(t, !strings.Contains(string(tapOut), "\x1b"), "escape codes in the TAP file")
+			saved, err := os.ReadFile(filepath.Join(res, "results.tap"))
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(string(tapOut), string(saved)))
+			summary, err := os.ReadFile(filepath.Join(res, "summary.txt"))
+			assert.NilError(t, err)
+			assert.Check(t, !strings.Contains(string(summary), "\x1b"), "escape codes in summary.txt")
+		})
+	}
 }

@@ -66,6 +66,10 @@ type Terminal struct {
 	// Unknown lists the escape sequences the emulator does not implement,
 	// in order (with their parameters).
 	Unknown []string
+	// ScrollOnClear makes an erase below at the screen's top-left corner
+	// push the screen's lines into the scrollback instead of erasing them,
+	// as tmux does (its scroll-on-clear option, on by default since 3.3).
+	ScrollOnClear bool
 }
 
 type line struct {
@@ -199,6 +203,19 @@ func (t *Terminal) control(params string, final rune) {
 		if params != "" && n != 0 {
 			t.Unknown = append(t.Unknown, "CSI "+params+"J")
 			return
+		}
+		if t.ScrollOnClear && t.row == t.top && t.col == 0 {
+			used := 0
+			for i := t.top; i < len(t.lines); i++ {
+				if len(t.lines[i].text) > 0 {
+					used = i - t.top + 1
+				}
+			}
+			t.top += used
+			t.row = t.top
+			for len(t.lines) <= t.row {
+				t.lines = append(t.lines, line{})
+			}
 		}
 		t.eraseLine(t.row, 0)
 		for i := t.row + 1; i < len(t.lines); i++ {
