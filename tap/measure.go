@@ -40,9 +40,11 @@ func (m Measurement) String() string {
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // ParseMeasurement reads a diagnostic written by Measurement.String. A
-// figure whose value or interval is not a finite number (NaN, ±Inf: no
-// consumer can store it, JSON cannot even write it) is not a measurement:
-// NonFinite names it instead.
+// figure whose value is not a finite number, or whose interval has a NaN
+// bound, is not a measurement (no consumer can store it, JSON cannot even
+// write it): NonFinite names it instead. An interval with an infinite bound
+// is a measurement: the perf engine's undecided interval ([-Inf,+Inf] when a
+// side was never measured), which readers show as unbounded.
 func ParseMeasurement(diag string) (Measurement, bool) {
 	m, err := parseMeasurement(diag)
 	return m, err == nil
@@ -72,11 +74,21 @@ func parseMeasurement(diag string) (Measurement, error) {
 		return Measurement{}, err
 	}
 	out := Measurement{Name: m[1], Value: v, Unit: m[3]}
+	bound := func(s string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("interval bound %q is not a number", s)
+		case math.IsNaN(v):
+			return 0, fmt.Errorf("interval bound %s is not finite", s)
+		}
+		return v, nil
+	}
 	if m[4] != "" {
-		if out.Lo, err = num("interval bound", m[4]); err != nil {
+		if out.Lo, err = bound(m[4]); err != nil {
 			return Measurement{}, err
 		}
-		if out.Hi, err = num("interval bound", m[5]); err != nil {
+		if out.Hi, err = bound(m[5]); err != nil {
 			return Measurement{}, err
 		}
 	}

@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"math"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -49,11 +50,15 @@ func TestMeasurementNonFinite(t *testing.T) {
 # measurement: ratio 1.02 ratio [NaN,+Inf]
 # measurement: inf_value Inf ns/op
 # measurement: count 12 ops [x,2]
+# measurement: undecided 1.1 ratio [-Inf,+Inf]
 # not a measurement: NaN
 ok 1 write.tmpfs
 `)
 	leaf := st.Children[0]
-	assert.DeepEqual(t, leaf.Measurements(), []Measurement{{Name: "ns_per_op", Value: 1664, Unit: "ns/op", Lo: 1651, Hi: 1678}})
+	assert.DeepEqual(t, leaf.Measurements(), []Measurement{
+		{Name: "ns_per_op", Value: 1664, Unit: "ns/op", Lo: 1651, Hi: 1678},
+		{Name: "undecided", Value: 1.1, Unit: "ratio", Lo: math.Inf(-1), Hi: math.Inf(1)},
+	})
 	assert.DeepEqual(t, leaf.NonFinite(), []string{
 		"ratio: interval bound NaN is not finite",
 		"inf_value: value Inf is not finite",

@@ -31,7 +31,7 @@ func TestLoadResultsEscapes(t *testing.T) {
 // leaf's misc says which was left out and why (issue 33 item 6: the whole
 // export failed, with a 0-byte file).
 func TestKCIDBNonFinite(t *testing.T) {
-	st := tap.ParseString("1..1\n# measurement: ns_per_op 1664 ns/op [1651,1678]\n# measurement: ratio 1.02 ratio [NaN,+Inf]\nok 1 write.tmpfs\n")
+	st := tap.ParseString("1..1\n# measurement: ns_per_op 1664 ns/op [1651,1678]\n# measurement: ratio 1.02 ratio [NaN,+Inf]\n# measurement: undecided 1.1 ratio [-Inf,+Inf]\nok 1 write.tmpfs\n")
 	r := &Results{Root: &tap.Node{Children: []*tap.Node{{Name: "perf_x", Status: tap.StatusPass, Children: st.Children}}}, Info: RunInfo{Kernel: "6.18.0"}}
 	var buf bytes.Buffer
 	assert.NilError(t, WriteKCIDB(&buf, r, KCIDBOptions{}))
@@ -42,11 +42,17 @@ func TestKCIDBNonFinite(t *testing.T) {
 	for _, tt := range doc.Tests {
 		byPath[tt.Path] = tt
 	}
-	assert.Equal(t, len(byPath), 2, "%v", byPath)
+	assert.Equal(t, len(byPath), 3, "%v", byPath)
 	leaf := byPath["fsnsuite.perf_x.write.tmpfs"]
 	assert.DeepEqual(t, leaf.Misc["dropped_figures"], []any{"ratio: interval bound NaN is not finite (figure left out)"})
 	fig := byPath["fsnsuite.perf_x.write.tmpfs.ns_per_op"]
 	assert.Assert(t, fig.Number != nil)
 	assert.Equal(t, fig.Number.Value, 1664.0)
 	assert.Check(t, fig.Misc["dropped_figures"] == nil, "the note is the leaf's")
+	// The perf engine's undecided interval is a figure; JSON has no
+	// infinity, so its interval is said in words.
+	und := byPath["fsnsuite.perf_x.write.tmpfs.undecided"]
+	assert.Assert(t, und.Number != nil)
+	assert.Equal(t, und.Number.Value, 1.1)
+	assert.Equal(t, und.Misc["interval"], "unbounded")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -198,7 +199,12 @@ func WriteKCIDB(w io.Writer, r *Results, o KCIDBOptions) error {
 				mt.Status = "DONE"
 			}
 			mt.LogExcerpt = ""
-			if m.Lo != 0 || m.Hi != 0 {
+			switch {
+			case math.IsInf(m.Lo, 0) || math.IsInf(m.Hi, 0):
+				// JSON has no infinity: the perf engine's undecided
+				// interval is said in words.
+				mt.Misc = map[string]any{"interval": "unbounded"}
+			case m.Lo != 0 || m.Hi != 0:
 				mt.Misc = map[string]any{"interval": []float64{m.Lo, m.Hi}}
 			}
 			doc.Tests = append(doc.Tests, mt)
