@@ -52,14 +52,15 @@ func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 	}
 	err = write(f)
 	if err == nil {
+		// The temp file is 0600; a report is for others to read. Through
+		// the descriptor: a name could be swapped for a symlink meanwhile.
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		// The temp file is 0600; a report is for others to read.
-		err = os.Chmod(f.Name(), 0o644)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)
