@@ -57,6 +57,9 @@ func lockFor(path string, waiting func(), wait time.Duration) (unlock func(), er
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		f.Close()
 		return nil, fmt.Errorf("vm: lock %s is not a regular file (mode %#o): refusing it", path, st.Mode)
+	case st.Nlink != 1:
+		f.Close()
+		return nil, fmt.Errorf("vm: lock %s has %d hard links: refusing a file that may be another one's name", path, st.Nlink)
 	case int(st.Uid) != os.Geteuid():
 		f.Close()
 		return nil, fmt.Errorf("vm: lock %s is owned by uid %d, not %d: refusing a lock another user controls", path, st.Uid, os.Geteuid())
