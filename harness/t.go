@@ -634,7 +634,7 @@ func (t *T) fatalOrSkip(err error) {
 // the machine left this case undecided, the kernel did nothing wrong.
 func (t *T) machineSkip(err error) {
 	t.Helper()
-	t.Skipf("undecided: %v (a condition of this machine, not of the kernel)", err)
+	t.SkipEnvironment("%v (a condition of this machine, not of the kernel)", err)
 }
 
 // SetSysctl sets a sysctl (dotted name) for the rest of the case, notes the

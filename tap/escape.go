@@ -21,7 +21,15 @@ func Escape(s string) string { return escapeFunc(s, needsEscape) }
 
 // needsEscape is Escape's rule for a decoded character.
 func needsEscape(r rune) bool {
-	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f)
+	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f) || bidiControl(r)
+}
+
+// bidiControl reports the format characters that reorder or hide text on a
+// terminal or a page (Unicode's bidirectional embeddings, overrides and
+// isolates, the marks, zero-width joiners): a diagnostic holding one could
+// make "not ok" read as "ok".
+func bidiControl(r rune) bool {
+	return (r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0xfeff
 }
 
 // xmlForbidden reports whether XML 1.0 (section 2.2, Char) bars r from a

@@ -21,6 +21,7 @@ func TestEscape(t *testing.T) {
 		{"c1 \u009b and \u0085", `c1 \u009b and \u0085`},
 		{"bad utf-8 \xff\xfe and cut \xe6\xbc", `bad utf-8 \xff\xfe and cut \xe6\xbc`},
 		{`already \x1b escaped`, `already \x1b escaped`},
+		{"not ok \u202eko ton\u202c \u2066x\u2069 zw\u200b", `not ok \u202eko ton\u202c \u2066x\u2069 zw\u200b`},
 	}
 	for _, tc := range tests {
 		assert.Check(t, is.Equal(Escape(tc.in), tc.want), "%q", tc.in)
