@@ -124,11 +124,11 @@ func main() {
 				t.Fatalf("filesystem ext4: %v", envfault.New("ext4: no free loop device", "LOOP_CTL_GET_FREE", syscall.ENOSPC))
 			}},
 			{Name: "env_limit_errorf", Doc: "an Errorf with a reached limit, then nothing else fails", Run: func(t *harness.T) {
-				t.Errorf("inotify_add_watch: %v", limits.InotifyWatch("inotify_add_watch(f)", syscall.ENOSPC))
+				t.Errorf("inotify_add_watch: %v", &limits.Error{Call: "inotify_add_watch(f)", Sysctl: "fs.inotify.max_user_watches", Value: "1", Need: "one more watch", Err: syscall.ENOSPC})
 				t.Logf("the case went on")
 			}},
 			{Name: "env_limit_errorf_then_fail", Doc: "an Errorf with a reached limit, then a real failure", Run: func(t *harness.T) {
-				t.Errorf("inotify_add_watch: %v", limits.InotifyWatch("inotify_add_watch(f)", syscall.ENOSPC))
+				t.Errorf("inotify_add_watch: %v", &limits.Error{Call: "inotify_add_watch(f)", Sysctl: "fs.inotify.max_user_watches", Value: "1", Need: "one more watch", Err: syscall.ENOSPC})
 				t.Errorf("want 1, got 2")
 			}},
 			{Name: "env_subtests", Doc: "one subtest passes, one meets an environment fault", Subtests: []string{"one", "two"}, Run: func(t *harness.T) {
