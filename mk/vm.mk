@@ -27,5 +27,6 @@ vmdeps:
 	@sh scripts/vm/deps.sh
 
 vmcheck: vmdeps build
-	MODULES=$(call q,$(MODULES)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
+	@echo "sh scripts/vm/vmcheck.sh $(KERNEL) $(VMCHECK_ARGS)" >&2
+	@MODULES=$(call q,$(MODULES)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
 	  sh scripts/vm/vmcheck.sh $(call q,$(KERNEL)) $(VMCHECK_ARGS)
