@@ -37,9 +37,12 @@ TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 .PHONY: all build check test vet unit clean hostile deps
 all: build
 
+# Recipes whose output can be a TAP stream (check, vmcheck) say their
+# commands on stderr, so that `make check > out.tap` holds TAP only.
 build:
 	@mkdir -p $(call q,$(BIN))
-	$(GOBUILD) -o $(call q,$(BIN)/) ./tests/... ./harness/cmd/fsnsuite
+	@echo $(call q,$(GOBUILD) -o $(BIN)/ ./tests/... ./harness/cmd/fsnsuite) >&2
+	@$(GOBUILD) -o $(call q,$(BIN)/) ./tests/... ./harness/cmd/fsnsuite
 
 # What the suite needs from the distribution (mkfs.ext4/xfs/btrfs, debugfs;
 # scripts/deps.sh: apt, as root, only what is missing). NODEPS=1 leaves the
@@ -47,11 +50,12 @@ build:
 # cases that need what is missing skip, naming it).
 NODEPS ?=
 deps:
-	@[ -n "$(NODEPS)" ] || bash scripts/deps.sh || echo "make: scripts/deps.sh failed: cases that need what it installs will skip, naming it" >&2
+	@[ -n "$(NODEPS)" ] || bash scripts/deps.sh >&2 || echo "make: scripts/deps.sh failed: cases that need what it installs will skip, naming it" >&2
 
 # CHECK_ARGS is a list of flags, split at its spaces as sh splits words.
 check: deps build
-	$(call q,$(BIN)/fsnsuite) -results $(call q,$(RESULTS)) $(CHECK_ARGS)
+	@echo $(call q,$(BIN)/fsnsuite -results $(RESULTS) $(CHECK_ARGS)) >&2
+	@$(call q,$(BIN)/fsnsuite) -results $(call q,$(RESULTS)) $(CHECK_ARGS)
 
 # go mod download first: on an empty module cache the go command prints a
 # "go: downloading MODULE VERSION" line per module on stderr, which is not a

@@ -3,7 +3,8 @@
 # native run.
 #
 #   make vmcheck KERNEL=debian-6.1      # debian-5.10, debian-6.12, debian-7.3, debian-7.2,
-#                                       # or a linux-image-* package: fetched into .cache/
+#                                       # debian-X.Y.Z (a point release), or a linux-image-* or
+#                                       # linux-binary-* package: fetched into .cache/
 #   make vmcheck KERNEL=path/to/bzImage MODULES=path/to/lib/modules/VERSION
 #
 # VM_CPUS, VM_MEM (MiB), VM_TIMEOUT (e.g. 30m), VM_RESULTS (default
@@ -26,5 +27,6 @@ vmdeps:
 	@sh scripts/vm/deps.sh
 
 vmcheck: vmdeps build
-	MODULES=$(call q,$(MODULES)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
+	@echo "sh scripts/vm/vmcheck.sh $(KERNEL) $(VMCHECK_ARGS)" >&2
+	@MODULES=$(call q,$(MODULES)) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) VM_TIMEOUT=$(call q,$(VM_TIMEOUT)) \
 	  sh scripts/vm/vmcheck.sh $(call q,$(KERNEL)) $(VMCHECK_ARGS)

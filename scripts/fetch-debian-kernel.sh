@@ -8,7 +8,12 @@
 #   debian-X.Y        newest linux-image-X.Y.N+debD-amd64 of any suite below, e.g.
 #                     debian-6.12 (bookworm-security/backports), debian-7.3
 #                     (trixie-backports), debian-7.2 (sid)
+#   debian-X.Y.Z      that exact point release: linux-image-X.Y.Z+debD-amd64 of
+#                     the newer suites, or the linux-image-X.Y.0-N-amd64 whose
+#                     package version is X.Y.Z-... (5.10, 6.1)
 #   linux-image-...   an exact package name
+#   linux-binary-...  the package that holds a newer suite's image: its
+#                     linux-image-... of the same version
 #
 # Packages come through a private apt configuration in the cache
 # (scripts/debian-apt.sh: its own sources list, package lists and archive
@@ -26,7 +31,8 @@
 #   KERNEL=/abs/path/.../vmlinuz[-VER]
 #   MODULES=/abs/path/.../lib/modules/VER
 #   CONFIG=/abs/path/.../config[-VER]
-# With --args it prints "-kernel PATH -modules DIR" instead.
+# With --args it prints "-kernel PATH -modules DIR" instead; with --which only
+# the image package the SPEC names (nothing is downloaded).
 #
 # The cache is $FSNSUITE_CACHE, else <repo>/.cache (a writable repository
 # whose path has no space or colon), else ~/.cache/fsnsuite.
@@ -34,12 +40,13 @@
 set -eu
 
 usage() {
-	echo "usage: $0 [--args] debian-5.10|debian-6.1|debian-X.Y|linux-image-PACKAGE" >&2
+	echo "usage: $0 [--args] debian-5.10|debian-6.1|debian-X.Y|debian-X.Y.Z|linux-image-PACKAGE|linux-binary-PACKAGE" >&2
 	exit 2
 }
 
 mode=vars
 if [ "${1:-}" = "--args" ]; then mode=args; shift; fi
+if [ "${1:-}" = "--which" ]; then mode=which; shift; fi
 [ $# -eq 1 ] || usage
 spec=$1
 
@@ -59,9 +66,18 @@ mkdir -p "$cache"
 
 die() { echo "fetch-debian-kernel: $*" >&2; exit 1; }
 
+# linux-binary-VER is what holds a newer suite's image; the kernel is its
+# linux-image-VER (which depends on it, and on the modules and base).
+case $spec in linux-binary-*) spec=linux-image-${spec#linux-binary-} ;; esac
+point=""
 case $spec in
 debian-5.10) re='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
 debian-6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
+debian-[0-9]*.[0-9]*.[0-9]*)
+	point=${spec#debian-}
+	printf %s "$point" | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$' || usage
+	re="^linux-image-$(printf %s "$point" | sed 's/\./\\./g')\\+deb[0-9]+-amd64\$"
+	;;
 debian-[0-9]*.[0-9]*)
 	v=${spec#debian-}
 	printf %s "$v" | grep -Eq '^[0-9]+\.[0-9]+$' || usage
@@ -106,9 +122,29 @@ fi
 if [ -z "$pkg" ] && [ -f "$cache/$spec/.unpacked" ]; then
 	case $spec in linux-image-*) pkg=$spec ;; esac
 fi
+# An older suite names its image by ABI (linux-image-6.1.0-57-amd64): the
+# point release is in the package's version (6.1.192-1).
+by_version() { # X.Y.Z
+	mm=$(printf %s "$1" | cut -d. -f1,2 | sed 's/\./\\./g')
+	for p in $(apt_private apt-cache search --names-only "^linux-image-$mm\\.0-[0-9]+-amd64\$" 2>/dev/null | awk '{print $1}' | sort -rV); do
+		if apt_private apt-cache show "$p" 2>/dev/null | grep -q "^Version: $(printf %s "$1" | sed 's/\./\\./g')-"; then
+			echo "$p"
+			return
+		fi
+	done
+}
 if [ -z "$pkg" ]; then
 	pkg=$(newest "$re")
-	[ -n "$pkg" ] || die "no package matches $spec (apt-cache search '$re' in $aptdir/sources.list)"
+	[ -n "$pkg" ] || [ -z "$point" ] || pkg=$(by_version "$point")
+	if [ -z "$pkg" ]; then
+		have=$(apt_private apt-cache search --names-only '^linux-image-[0-9][^ ]*[0-9]-amd64$' 2>/dev/null | awk '{print $1}' | sort -V | tr '\n' ' ')
+		die "no package matches $spec (apt-cache search '$re' in $aptdir/sources.list); available: $have"
+	fi
+fi
+# --which: only the package the spec names, nothing downloaded.
+if [ "$mode" = which ]; then
+	echo "$pkg"
+	exit 0
 fi
 
 download() { # dir pkg...

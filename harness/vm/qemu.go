@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/fsnsuite/fsnsuite/tap"
 )
 
 // kvmUsable reports whether KVM looks usable: the CPU advertises hardware
@@ -362,18 +364,21 @@ func (m *monitor) elapsed() string {
 
 func (m *monitor) handle(l line) error {
 	switch l.src {
+	// What qemu, the guest's stderr and its console print reaches the
+	// terminal and error messages escaped (tap.Escape: no raw control
+	// byte); vm-console.log keeps the bytes as written.
 	case srcQEMU:
-		m.qemuOut.add(l.text)
-		m.cfg.progressf("qemu: %s", l.text)
+		m.qemuOut.add(tap.Escape(l.text))
+		m.cfg.progressf("qemu: %s", tap.Escape(l.text))
 	case srcErr:
-		fmt.Fprintln(m.cfg.Stderr, l.text)
+		fmt.Fprintln(m.cfg.Stderr, tap.Escape(l.text))
 	case srcConsole:
 		m.booted = true
-		m.console.add(l.text)
+		m.console.add(tap.Escape(l.text))
 		if m.consoleLog != nil {
 			fmt.Fprintln(m.consoleLog, l.text)
 		}
-		return m.consoleLine(l.text)
+		return m.consoleLine(tap.Escape(l.text))
 	case srcOut:
 		return m.outLine(l.text)
 	}

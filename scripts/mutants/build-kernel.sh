@@ -38,7 +38,12 @@ dir=$cache/$key
 exec 9>"$dir.lock"
 if ! flock -n 9; then
 	echo "mutants build: waiting for another build of $dir" >&2
-	flock 9
+	# Bounded: a build takes minutes; a lock held for hours is a stuck or
+	# foreign holder, named rather than waited on for ever.
+	if ! flock -w 7200 9; then
+		echo "mutants build: $dir.lock held for more than 2 h by: $(lslocks -n -o PID,COMMAND,PATH 2>/dev/null | grep -F "$dir.lock" | tr -s ' ' | tr '\n' ';')" >&2
+		exit 1
+	fi
 fi
 if [ -f "$dir/build/.done" ]; then
 	echo "mutants build: reusing $dir" >&2

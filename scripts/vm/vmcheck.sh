@@ -20,13 +20,14 @@ shift
 kernel=""
 modules=${MODULES:-}
 case $spec in
-debian-* | linux-image-*)
+debian-* | linux-image-* | linux-binary-*)
 	vars=$("$top/scripts/fetch-debian-kernel.sh" "$spec")
 	kernel=$(printf '%s\n' "$vars" | sed -n 's/^KERNEL=//p')
 	[ -n "$modules" ] || modules=$(printf '%s\n' "$vars" | sed -n 's/^MODULES=//p')
 	;;
 *)
 	kernel=$spec
+	[ -e "$kernel" ] || { echo "vmcheck: KERNEL=$spec: no such file; a Debian kernel is named debian-X.Y, debian-X.Y.Z, linux-image-... or linux-binary-... (scripts/fetch-debian-kernel.sh)" >&2; exit 2; }
 	;;
 esac
 
