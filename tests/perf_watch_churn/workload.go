@@ -24,7 +24,9 @@ const (
 	roundsRun  = 25
 	watchMask  = unix.IN_MODIFY      // each worker's watch
 	keeperMask = unix.IN_DELETE_SELF // the keeper's watch on the shared inode
-	maxRatio   = 1.25                // in-run gate on distinct/shared
+	// maxRatio was the in-run gate on distinct/shared (see Gate.Why: now
+	// reported, not gated).
+	maxRatio = 1.25
 	maxCV      = 0.15                // seed 001's variability gate, applied with -baseline
 )
 
@@ -163,13 +165,22 @@ func runChurn(t *harness.T, p int) {
 		OpsPerRun: roundsRun, Chunks: 5, CPUTime: true,
 		Verify:       c.verify,
 		BaselineGate: variabilityGate,
-		Gate: perf.Gate{Metric: perf.CPUNs, Max: maxRatio,
-			Why: fmt.Sprintf("gate distinct/shared <= %.2f on the median round's aggregate worker ns/watch: the distinct "+
-				"side does the control's work plus one inode connector created and destroyed per watch "+
-				"(fs/notify/mark.c fsnotify_add_mark_list / fsnotify_put_mark, since 94bd01253c3d also the sb's "+
-				"connector list under its lock); issue 7 measured 1.038 at P1 here, the seed ~0.25 at P8 (the shared "+
-				"control serializes on one connector); 25%% is room for that creation (and this VM's noise), not for a connector costing "+
-				"a quarter of an add/remove", maxRatio)},
+		// Reported, not gated in-run: the distinct side does the control's
+		// work plus one inode connector created and destroyed per watch
+		// (fs/notify/mark.c fsnotify_add_mark_list / fsnotify_put_mark, since
+		// 94bd01253c3d also the sb's connector list under its lock), and
+		// what that costs against an add/remove is the machine's, not a
+		// property of the kernel: the in-run gate of 1.25 held at P1 on the
+		// machines of issue 7 (1.038) and of 2026-12-04 (1.05), and failed
+		// at 1.98-2.09 on 2026-12-05's, with the same 6.18.44 kernel and
+		// the fb7ddc5 binary, drop_caches or not. A kernel change is judged
+		// where the seed judged it: against another kernel's run on the same
+		// machine (-baseline, BaselineGate and the engine's threshold).
+		Gate: perf.Gate{Metric: perf.CPUNs,
+			Why: fmt.Sprintf("distinct/shared on the median round's aggregate worker ns/watch, reported: a connector's "+
+				"create/destroy against an add/remove is the machine's cost (1.04-1.05 at P1 on earlier machines, "+
+				"1.98-2.09 on 2026-12-05's with the same kernel and binary), so no in-run bound (%.2f was) is a "+
+				"kernel property; -baseline gates the change between kernels", maxRatio)},
 	}
 	e.Describe = func(res *perf.Result) []string {
 		_, cond := res.BlockValues(res.Metric(perf.CPUNs))
