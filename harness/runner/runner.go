@@ -50,6 +50,10 @@ type Options struct {
 	// group or others, or a symlink), and nothing in it is followed
 	// through a symlink (resdir.go).
 	ResultsDir string
+	// ShownResultsDir, when set, is the name the summary gives the results
+	// directory in the commands it suggests (a guest's /results is the
+	// host's VM_RESULTS once copied back).
+	ShownResultsDir string
 	// Out receives the merged TAP stream.
 	Out io.Writer
 	// Progress receives the progress view (nil: none).
@@ -188,6 +192,9 @@ func Run(ctx context.Context, bins []Binary, opt Options) (*Report, error) {
 	opt.binaryAdj, opt.hasAdj = runnerOOMAdj()
 	start := time.Now()
 	rep := &Report{ResultsDir: opt.ResultsDir}
+	if opt.ShownResultsDir != "" {
+		rep.ResultsDir = opt.ShownResultsDir
+	}
 	errs := &writeErrors{log: opt.Log, resultsDir: opt.ResultsDir}
 	opt.errs = errs
 	out := io.Writer(newStdoutSink(opt.Out, errs))

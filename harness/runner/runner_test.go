@@ -603,3 +603,17 @@ func TestReusedResultsDir(t *testing.T) {
 		assert.Check(t, is.Equal(err == nil, want), f)
 	}
 }
+
+// A guest's runner writes into its own /results, which reaches the host as
+// VM_RESULTS: the suggested command names ShownResultsDir, where it works.
+func TestSummaryNamesTheShownResultsDir(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	rep, err := Run(context.Background(), []Binary{fake(t, dir, "one", "echo 'TAP version 13'\necho '1..1'\necho 'ok 1 a.tmpfs'\n")},
+		Options{ResultsDir: res, ShownResultsDir: "/host/results/vm-debian-7.3"})
+	assert.NilError(t, err)
+	var term bytes.Buffer
+	rep.WriteSummary(&term)
+	assert.Check(t, is.Contains(term.String(), "next: fsnsuite report /host/results/vm-debian-7.3 -o report.html\n"))
+	assert.Check(t, !strings.Contains(term.String(), res), "the guest's own directory is named:\n%s", term.String())
+}

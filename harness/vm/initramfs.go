@@ -223,6 +223,11 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 	if len(leftOut) > 0 {
 		fmt.Fprintf(&conf, "export %s\n", shQuote(LeftOutEnv+"="+strings.Join(leftOut, " ")))
 	}
+	if cfg.ResultsDir != "" {
+		if abs, err := filepath.Abs(cfg.ResultsDir); err == nil {
+			fmt.Fprintf(&conf, "export %s\n", shQuote(HostResultsEnv+"="+abs))
+		}
+	}
 	if cfg.GcovDir != "" {
 		conf.WriteString("gcov=1\n")
 	}

@@ -52,3 +52,26 @@ echo "FSNSUITE-VM done" >&4
 		})
 	}
 }
+
+// The guest is told where its results land on the host (HostResultsEnv in
+// run.conf), so that its summary suggests commands that work there.
+func TestHostResultsNamedToGuest(t *testing.T) {
+	const guest = `echo "FSNSUITE-VM init 6.1.0-fake 1" >&4
+echo "FSNSUITE-VM start" >&4
+echo "1..0 # SKIP fake" >&4
+echo "FSNSUITE-VM exit 4" >&4
+echo "FSNSUITE-VM done" >&4
+`
+	work := t.TempDir()
+	res := filepath.Join(t.TempDir(), "vm-results")
+	if _, err, _, _ := fakeRun(t, guest, Config{WorkDir: work, ResultsDir: res}); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(filepath.Join(work, "root", "etc", "fsnsuite", "run.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "export '" + HostResultsEnv + "=" + res + "'\n"; !strings.Contains(string(conf), want) {
+		t.Errorf("run.conf does not say %q:\n%s", want, conf)
+	}
+}

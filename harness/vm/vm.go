@@ -173,6 +173,10 @@ const (
 	// the guest (no KVM and no IncludePerf): a runtest line naming one is
 	// a skip with LeftOutReason, not a failure to start it.
 	LeftOutEnv = "FSNSUITE_VM_LEFT_OUT"
+	// HostResultsEnv is the host directory the guest's results are copied
+	// into (Config.ResultsDir, absolute): the guest runner's summary names
+	// it, not its own /results, in the commands it suggests.
+	HostResultsEnv = "FSNSUITE_VM_HOST_RESULTS"
 )
 
 // LeftOutReason is the skip reason of a runtest line naming a perf binary

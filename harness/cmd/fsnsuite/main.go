@@ -29,6 +29,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	perfengine "github.com/fsnsuite/fsnsuite/harness/perf"
 	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/vm"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
@@ -317,11 +318,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Format:     f,
 		Strict:     *strict,
 		ResultsDir: resDir,
-		Out:        stdout,
-		Progress:   stderr,
-		Live:       isTerminal(stderr) && !dumbTerminal() && stdoutNotShownThere(stdout),
-		Colour:     colourOn(stderr),
-		Log:        stderr,
+		// In a VM guest, the directory its results reach on the host.
+		ShownResultsDir: os.Getenv(vm.HostResultsEnv),
+		Out:             stdout,
+		Progress:        stderr,
+		Live:            isTerminal(stderr) && !dumbTerminal() && stdoutNotShownThere(stdout),
+		Colour:          colourOn(stderr),
+		Log:             stderr,
 	}
 	// In a gcov guest (harness/vm init.sh exports it) the counters are
 	// copied after every binary, so each line's count can be told by
