@@ -27,7 +27,7 @@ const (
 	// maxRatio was the in-run gate on distinct/shared (see Gate.Why: now
 	// reported, not gated).
 	maxRatio = 1.25
-	maxCV      = 0.15                // seed 001's variability gate, applied with -baseline
+	maxCV    = 0.15 // seed 001's variability gate, applied with -baseline
 )
 
 const sysctlInstances = "fs.inotify.max_user_instances"
