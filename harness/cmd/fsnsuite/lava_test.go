@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -134,4 +135,63 @@ func TestExportKCIDB(t *testing.T) {
 	assert.Check(t, is.Contains(js.String(), `"build_id": "mylab:`))
 	assert.Equal(t, run([]string{"export", res}, &js, &e2), 2)
 	assert.Equal(t, run([]string{"export", "-kcidb", t.TempDir()}, &js, &e2), 2)
+}
+
+// The mutants' LAVA pieces (issue 35): mutants-jobs.sh writes one job per
+// shard K/N with every placeholder filled, and lava-mutants.sh turns a
+// shard's report.txt into one case per mutant (killed or crashed pass,
+// survived fail, the rest skip) after the case mutants.run.
+func TestLAVAMutants(t *testing.T) {
+	top, err := filepath.Abs("../../..")
+	assert.NilError(t, err)
+	lava := filepath.Join(top, "scripts", "lava")
+
+	out := t.TempDir()
+	vars := []string{"DEVICE_TYPE=x86", "KERNEL_URL=http://k", "ROOTFS_URL=http://r", "BOOT_METHOD=ipxe",
+		"REPOSITORY=https://example.org/fsnsuite.git", "REVISION=0123abc", "FILES=fs/notify/fsnotify.c", "UPLOAD="}
+	o, err := exec.Command(filepath.Join(lava, "mutants-jobs.sh"), append([]string{"3", out}, vars...)...).CombinedOutput()
+	assert.NilError(t, err, "%s", o)
+	for k := 1; k <= 3; k++ {
+		job, err := os.ReadFile(filepath.Join(out, "mutants-shard-"+string(rune('0'+k))+"-of-3.yaml"))
+		assert.NilError(t, err)
+		assert.Check(t, is.Contains(string(job), `SHARD: "`+string(rune('0'+k))+`/3"`))
+		assert.Check(t, !regexp.MustCompile(`@[A-Z_]+@`).Match(job), "a placeholder left:\n%s", job)
+	}
+	o, err = exec.Command(filepath.Join(lava, "mutants-jobs.sh"), "2", t.TempDir(), "DEVICE_TYPE=x86").CombinedOutput()
+	assert.Check(t, err != nil, "placeholders left must be refused: %s", o)
+	assert.Check(t, is.Contains(string(o), "placeholders not given: @BOOT_METHOD@"))
+
+	fakeBin := t.TempDir()
+	calls := filepath.Join(fakeBin, "calls")
+	assert.NilError(t, execfile.Write(filepath.Join(fakeBin, "lava-test-case"), []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\n"), 0o755))
+	res := t.TempDir()
+	report := "Mutation score: 2/3\n\nMutants:\n" +
+		"  648a90f7d0 killed       fs/notify/fanotify/fanotify_user.c:1592 equality   fanotify_events_supported (build 7s)\n" +
+		"      pass -> fail fanotify_api.x: fs/notify/fake.c:1 is not a mutant line\n" +
+		"  0e9031cba3 survived     fs/notify/fsnotify.c:120                delcall    fsnotify (build 9s)\n" +
+		"  817fd5fb82 crashed      fs/notify/notification.c:80             return     fsnotify_add_event\n" +
+		"  1111111111 not-covered  fs/notify/mark.c:10                     negate     fsnotify_put_mark\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(res, "report.txt"), []byte(report), 0o644))
+	cmd := exec.Command(filepath.Join(lava, "lava-mutants.sh"), res, "0")
+	cmd.Env = append(os.Environ(), "PATH="+fakeBin+":"+os.Getenv("PATH"))
+	o, err = cmd.CombinedOutput()
+	assert.NilError(t, err, "%s", o)
+	got, err := os.ReadFile(calls)
+	assert.NilError(t, err)
+	assert.Equal(t, string(got), `mutants.run --result pass
+mutants.648a90f7d0 --result pass
+mutants.0e9031cba3 --result fail
+mutants.817fd5fb82 --result pass
+mutants.1111111111 --result skip
+`)
+
+	// A shard that did not finish: mutants.run fails with its status.
+	assert.NilError(t, os.Remove(calls))
+	cmd = exec.Command(filepath.Join(lava, "lava-mutants.sh"), t.TempDir(), "2")
+	cmd.Env = append(os.Environ(), "PATH="+fakeBin+":"+os.Getenv("PATH"))
+	_, err = cmd.CombinedOutput()
+	assert.NilError(t, err)
+	got, err = os.ReadFile(calls)
+	assert.NilError(t, err)
+	assert.Equal(t, string(got), "mutants.run --result fail --measurement 2 --units status\n")
 }
