@@ -688,7 +688,7 @@ var markFeatures = []struct {
 // kernel at or above the release that merged it fails the case.
 func unsupported(t *harness.T, s *Scenario) string {
 	for _, st := range s.Steps {
-		if st.Op != "mark" {
+		if st.Op != "mark" && st.Op != "markw" {
 			continue
 		}
 		for _, mf := range markFeatures {
