@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
@@ -230,4 +234,86 @@ func preludeCoalesce(r *rand.Rand, g int) []Step {
 		return []Step{{Op: "create", Obj: file}, watch, {Op: "unlinkrw", Obj: file}}
 	}
 	return []Step{watch, {Op: "create", Obj: file}, {Op: "unlinkrw", Obj: file}}
+}
+
+// ruleFeatures are the model rules only scenarios with a mark flag a
+// kernel may lack apply: a scenario with the flag is not run there
+// (unsupported).
+var ruleFeatures = []struct {
+	rule string
+	f    *feature.Feature
+}{
+	{model.RuleErrEvictableType, feature.MarkEvictable},
+	{model.RuleIgnoreFlags, feature.MarkIgnore},
+	{model.RuleErrIgnoreNotDir, feature.MarkIgnore},
+	{model.RuleErrIgnoreNeedsSurv, feature.MarkIgnore},
+}
+
+// outOfReach returns the model rules no scenario can apply here, with why:
+// a group kind or a mark flag this kernel and filesystem lack.
+func outOfReach(kinds []string) map[string]string {
+	out := map[string]string{}
+	for r, ks := range aimsOutOfReach(kinds) {
+		out[r] = "needs a " + strings.Join(ks, " or ") + " group"
+	}
+	if !slices.Contains(kinds, "content") && !slices.Contains(kinds, "pre_content") {
+		out[model.RulePermClassOrder] = "needs a content or pre_content group"
+	}
+	for _, rf := range ruleFeatures {
+		if err := rf.f.Check(); err != nil && feature.IsSkip(err) {
+			out[rf.rule] = err.Error()
+		}
+	}
+	return out
+}
+
+// missedWithin lists the rules within reach (not in away) cov never saw.
+func missedWithin(cov *model.Coverage, away map[string]string) []string {
+	var out []string
+	for _, r := range cov.Missed() {
+		if _, ok := away[r]; !ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reachedAway counts the rules of away that cov saw all the same.
+func reachedAway(cov *model.Coverage, away map[string]string) int {
+	n := len(away)
+	for _, r := range cov.Missed() {
+		if _, ok := away[r]; ok {
+			n--
+		}
+	}
+	return n
+}
+
+// rulesLine is the TAP note on rule coverage: "rules reached 44/44", then
+// the rules not reached, by name, and those out of reach here, with why.
+func rulesLine(cov *model.Coverage, away map[string]string) string {
+	rules, _ := cov.Counts()
+	line := fmt.Sprintf("rules reached %d/%d", rules, len(model.Rules))
+	if missed := missedWithin(cov, away); len(missed) > 0 {
+		line += "; not reached: " + quoteAll(missed)
+	}
+	var far []string
+	for _, r := range model.Rules {
+		if why, ok := away[r]; ok && slices.Contains(cov.Missed(), r) {
+			far = append(far, fmt.Sprintf("%q (%s)", r, why))
+		}
+	}
+	if len(far) > 0 {
+		line += fmt.Sprintf("; out of reach here (%d): %s", len(far), strings.Join(far, "; "))
+	}
+	return line
+}
+
+// quoteAll quotes each rule name and joins them.
+func quoteAll(rules []string) string {
+	q := make([]string, len(rules))
+	for i, r := range rules {
+		q[i] = strconv.Quote(r)
+	}
+	return strings.Join(q, ", ")
 }

@@ -162,3 +162,30 @@ func TestMarkWhileOpenForWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesLine: the note names every rule within reach that was not
+// reached, and the rules out of reach apart, with why.
+func TestRulesLine(t *testing.T) {
+	cov := model.NewCoverage() // nothing reached
+	away := map[string]string{model.RuleDFIDNoDir: "needs a dfid_name group"}
+	line := rulesLine(cov, away)
+	for _, want := range []string{
+		fmt.Sprintf("rules reached 0/%d; not reached: ", len(model.Rules)),
+		fmt.Sprintf("%q", model.RuleIgnoreOpenForWrite),
+		fmt.Sprintf("; out of reach here (1): %q (needs a dfid_name group)", model.RuleDFIDNoDir),
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("rules line lacks %q:\n%s", want, line)
+		}
+	}
+	if got := len(missedWithin(cov, away)); got != len(model.Rules)-1 {
+		t.Errorf("missedWithin: %d rules, want %d", got, len(model.Rules)-1)
+	}
+	s := (&Generator{Kinds: allKinds}).Scenario(defaultSeed)
+	k := model.Fixed
+	k.Cov = cov
+	predict(k, s)
+	if line := rulesLine(cov, nil); strings.Contains(line, "not reached: \"\"") || !strings.HasPrefix(line, "rules reached ") {
+		t.Errorf("rules line after a scenario: %s", line)
+	}
+}
