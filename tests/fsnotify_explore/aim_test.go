@@ -189,3 +189,22 @@ func TestRulesLine(t *testing.T) {
 		t.Errorf("rules line after a scenario: %s", line)
 	}
 }
+
+// TestSeedsCovered: the note names the seeds drawn of those asked for, and
+// why it stopped short (harness/runner's summary keys on its prefix).
+func TestSeedsCovered(t *testing.T) {
+	for _, tc := range []struct {
+		drawn int
+		stop  string
+		want  string
+	}{
+		{1000, "", "seeds covered: tmpfs 1..1000 of 1..1000"},
+		{363, "time cap 25s", "seeds covered: tmpfs 1..363 of 1..1000 (time cap 25s)"},
+		{57, "stopped at the mismatch of seed 57", "seeds covered: tmpfs 1..57 of 1..1000 (stopped at the mismatch of seed 57)"},
+		{0, "time cap 0s", "seeds covered: tmpfs none of 1..1000 (time cap 0s)"},
+	} {
+		if got := seedsCovered("tmpfs", 1, tc.drawn, 1000, tc.stop); got != tc.want {
+			t.Errorf("seedsCovered(%d, %q) = %q, want %q", tc.drawn, tc.stop, got, tc.want)
+		}
+	}
+}
