@@ -208,3 +208,17 @@ func TestSeedsCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakAsked: -soak is seen before the flags are parsed (it sets the
+// case's deadline), in each spelling the flag package takes, and not after
+// "--" or as another flag's prefix.
+func TestSoakAsked(t *testing.T) {
+	for args, want := range map[string]bool{
+		"-soak": true, "--soak": true, "-soak=true": true, "-n 5 -soak": true,
+		"": false, "-soak=false": false, "-soaked": false, "-- -soak": false, "-run soak": false,
+	} {
+		if got := soakAsked(strings.Fields(args)); got != want {
+			t.Errorf("soakAsked(%q) = %t, want %t", args, got, want)
+		}
+	}
+}
