@@ -169,6 +169,7 @@ const (
 	FaultSpecialAccessToParent    = "special_file_access_to_parent"
 	FaultFdGroupFifoEvents        = "fd_group_gets_fifo_events"
 	FaultFifoReadWriteSilent      = "fifo_read_write_silent"
+	FaultIgnoreAddedOpenForWrite  = "ignore_added_while_open_for_write"
 )
 
 // Fault describes one model fault.
@@ -222,6 +223,7 @@ var Faults = []Fault{
 	{FaultSpecialAccessToParent, "special files", "a FIFO's read and write (FS_ACCESS, FS_MODIFY through its path) are events on child: its parent's marks and watches get them, and are visited (kernel without 635bc4def026)"},
 	{FaultFdGroupFifoEvents, "special files", "a fanotify group reporting fds gets the events of a FIFO (fanotify_group_event_mask: \"Path type events are only relevant for files and dirs\")"},
 	{FaultFifoReadWriteSilent, "special files", "a FIFO's read and write report no FS_ACCESS/FS_MODIFY at all, not even to its own marks and watches (vfs_read/vfs_write notify after pipe_read/pipe_write as for a regular file)"},
+	{FaultIgnoreAddedOpenForWrite, "SURV_MODIFY / FS_MODIFY clearing", "a non-surviving ignore mask is added to an inode open for write (fanotify_add_inode_mark on 6.1, do_fanotify_mark on 7.3: not while inode_is_open_for_write)"},
 	{FaultDFIDFileSelfEvents, "event reporting", "a FAN_REPORT_DFID_NAME group (without FAN_REPORT_FID) reports FS_DELETE_SELF/FS_MOVE_SELF of a file, which has no directory to report, with the file's FID"},
 }
 

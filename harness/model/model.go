@@ -176,7 +176,7 @@ func (k Kernel) MarkAdd(m *Mark, group int, flags uint, mask uint32, tg Target, 
 	}
 	// fanotify_add_inode_mark: a non-surviving ignore mask is not added while
 	// the inode is open for write (the call still returns 0).
-	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.OpenForWrite {
+	if isInode && ignore != 0 && flags&unix.FAN_MARK_IGNORED_SURV_MODIFY == 0 && tg.OpenForWrite && !k.faulty(FaultIgnoreAddedOpenForWrite) {
 		k.hit(RuleIgnoreOpenForWrite)
 		return m, 0
 	}

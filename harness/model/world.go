@@ -55,6 +55,14 @@ type World struct {
 	// linked: a link(2) succeeded; the model does not follow a hardlink
 	// pair, so no step may follow (Link).
 	linked bool
+	// writers: how many descriptors the actor holds open for write on
+	// each object (the operations "openw" and "closew"): a non-surviving
+	// ignore mask is not added to an inode open for write
+	// (inode_is_open_for_write: in fanotify_add_inode_mark on 6.1, in
+	// do_fanotify_mark on 7.3; MarkAdd, Target.OpenForWrite). The
+	// explorer holds a file so within one step only: no rename or unlink
+	// meets a held descriptor.
+	writers map[string]int
 }
 
 // afterLink panics when a step follows a successful link(2).
@@ -72,7 +80,7 @@ func NewWorld(k Kernel, tree map[string]bool, kinds []GroupKind) *World {
 	for n, d := range tree {
 		nodes[n] = d
 	}
-	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}, fifo: map[string]bool{}}
+	return &World{K: k, nodes: nodes, kinds: kinds, nextWd: map[int]int32{}, empty: map[string]bool{}, staleParent: map[string]string{}, fifo: map[string]bool{}, writers: map[string]int{}}
 }
 
 // SetFIFO says that obj, a non-directory of the tree, is a FIFO.
@@ -150,7 +158,7 @@ func (w *World) FanMark(g int, flags uint, mask uint32, obj string) unix.Errno {
 	if flags&unix.FAN_MARK_REMOVE != 0 {
 		return w.fanRemove(i, m, flags, mask, loc, isDir)
 	}
-	tg := Target{Loc: loc, IsDir: isDir}
+	tg := Target{Loc: loc, IsDir: isDir, OpenForWrite: loc == LocSelf && w.writers[obj] > 0}
 	nm, errno := k.MarkAdd(m, g, flags, mask, tg, w.kinds[g].DirName)
 	if errno != 0 || nm == nil {
 		return errno
@@ -291,7 +299,7 @@ type Hook struct {
 var Ops = map[string]string{
 	"read": "file", "write": "file", "chmod": "", "opendir": "dir",
 	"create": "file", "unlink": "file", "mkdir": "dir", "rmdir": "dir",
-	"unlinkrw": "file", "fifo": "fifo",
+	"unlinkrw": "file", "fifo": "fifo", "openw": "file", "closew": "file",
 }
 
 // hooks returns the errno of an operation of the actor on obj and the
@@ -346,6 +354,14 @@ var Ops = map[string]string{
 //     directory (inotify(7) IN_EXCL_UNLINK: "By default, when watching
 //     events on the children of a directory, events are generated for
 //     children even after they have been unlinked from the directory").
+//   - openw: open(O_WRONLY) of a regular file, the descriptor kept:
+//     FS_OPEN_PERM, FS_OPEN; the inode is open for write (do_dentry_open
+//     -> file_get_write_access raises i_writecount; not for a FIFO or
+//     another special file, which the model does not open so: EINVAL)
+//     until closew.
+//   - closew: the close of a descriptor openw kept: FS_CLOSE_WRITE
+//     (fsnotify_close: FMODE_WRITE, written to or not); EBADF when none
+//     is held.
 //
 // Events on a directory carry FS_ISDIR (fsnotify_parent and fsnotify_inode
 // add it). An operation on a missing object is ENOENT; create and mkdir of
@@ -413,6 +429,19 @@ func (w *World) hooks(op, obj string) (unix.Errno, []Hook) {
 			out = append(out, Hook{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true})
 		}
 		return 0, out
+	case "openw":
+		switch {
+		case isDir:
+			return unix.EISDIR, nil
+		case w.fifo[obj]:
+			return unix.EINVAL, nil // the explorer holds only regular files open
+		}
+		return 0, []Hook{{Ev: unix.FAN_OPEN_PERM, Obj: obj}, {Ev: unix.FAN_OPEN, Obj: obj}}
+	case "closew":
+		if w.writers[obj] == 0 {
+			return unix.EBADF, nil
+		}
+		return 0, []Hook{{Ev: unix.FAN_CLOSE_WRITE, Obj: obj}}
 	case "unlink":
 		return 0, []Hook{{Ev: unix.FAN_ATTRIB, Obj: obj, InodeOnly: true},
 			{Ev: unix.FAN_DELETE_SELF, Obj: obj, InodeOnly: true},
@@ -471,6 +500,10 @@ func (w *World) Act(op, obj string) (unix.Errno, []Event) {
 		w.empty[obj] = true
 	case op == "write":
 		delete(w.empty, obj)
+	case op == "openw":
+		w.writers[obj]++
+	case op == "closew":
+		w.writers[obj]--
 	case op == "mkdir":
 		w.nodes[obj] = true
 	case op == "unlink", op == "rmdir", op == "unlinkrw":

@@ -585,8 +585,34 @@ func (r *Report) verdictLines(f summaryForm) []string {
 		case o.Interrupted && !o.notRun():
 			line += "  interrupted"
 		}
+		if seeds := seedsNotes(o.Stream); len(seeds) > 0 {
+			line += "  seeds " + strings.Join(seeds, ", ")
+		}
 		out = append(out, line)
 	}
+	return out
+}
+
+// seedsPrefix starts a case's note on the seeds it covered, the
+// explorer's "seeds covered: tmpfs 1..363 of 1..1000 (time cap 25s)"
+// (tests/fsnotify_explore, seedsCovered).
+const seedsPrefix = "seeds covered: "
+
+// seedsNotes returns what a binary's cases said about the seeds they
+// covered, in stream order, each without seedsPrefix: the verdict line
+// shows which seeds of the range a time cap let run.
+func seedsNotes(st *tap.Node) []string {
+	var out []string
+	if st == nil {
+		return out
+	}
+	st.Walk(func(_ []string, l *tap.Node) {
+		for _, d := range l.Diagnostics {
+			if rest, ok := strings.CutPrefix(d, seedsPrefix); ok {
+				out = append(out, rest)
+			}
+		}
+	})
 	return out
 }
 

@@ -255,7 +255,7 @@ func (r *runner) run(s *Scenario) ([]Obs, error) {
 		if st.Op == "unlinkrw" {
 			openGone = st.Obj
 		}
-		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" {
+		if _, isAct := model.Ops[st.Op]; isAct || st.Op == "rename" || st.Op == "link" || st.Op == "markw" {
 			for gi, g := range gs {
 				if g.kind.Perm && askedPerm(s.Steps[:i], gi) {
 					rs = append(rs, respond(g, gi, log, func(p string) string { return relObj(dir, p, openGone) }))
@@ -423,21 +423,24 @@ func pin(pins map[string]int, handles map[string]string, dir, obj string) error 
 func (r *runner) step(st Step, gs []*group, path func(string) string) (string, error) {
 	p := path(st.Obj)
 	switch st.Op {
+	case "markw":
+		// The actor holds the file open for write across the call
+		// (model.World "openw", "closew"); a FIFO would block in open(2)
+		// for a reader, and the generator never holds one.
+		if st.Obj == fifoName {
+			return "", fmt.Errorf("markw on the FIFO %s: not a step the explorer draws", st.Obj)
+		}
+		fd, err := r.a.Open(p, unix.O_WRONLY, 0)
+		if e, err := markmirror.Errno(err); err != nil || e != 0 {
+			return errnoText(e), err
+		}
+		res, merr := r.mark(st, gs, p)
+		if err := r.a.Close(fd); err != nil && merr == nil {
+			merr = fmt.Errorf("close of %s after the mark: %w", st.Obj, err)
+		}
+		return res, merr
 	case "mark":
-		if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
-			p = r.root
-		}
-		err := unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p)
-		// ENOSPC is only fs.fanotify.max_user_marks (fanotify_mark(2)):
-		// the machine's limit, not a result the model predicts; the case
-		// skips with the limit named (harness/limits).
-		if lerr := limits.FanotifyMark("fanotify_mark", err); lerr != nil {
-			if _, ok := limits.As(lerr); ok {
-				return "", lerr
-			}
-		}
-		e, err := markmirror.Errno(err)
-		return errnoText(e), err
+		return r.mark(st, gs, p)
 	case "watch":
 		g := gs[st.Group]
 		wd, err := unix.InotifyAddWatch(g.in.Fd(), p, st.Mask)
@@ -480,6 +483,25 @@ func (r *runner) step(st Step, gs []*group, path func(string) string) (string, e
 		return "", err
 	}
 	return errnoText(e), nil
+}
+
+// mark makes the fanotify_mark(2) call of a mark or markw step on p (the
+// filesystem's root for mount and filesystem marks) and returns its errno.
+func (r *runner) mark(st Step, gs []*group, p string) (string, error) {
+	if st.Flags&(unix.FAN_MARK_FILESYSTEM|unix.FAN_MARK_MOUNT) != 0 {
+		p = r.root
+	}
+	err := unix.FanotifyMark(gs[st.Group].fan.Fd(), st.Flags, uint64(st.Mask), unix.AT_FDCWD, p)
+	// ENOSPC is only fs.fanotify.max_user_marks (fanotify_mark(2)):
+	// the machine's limit, not a result the model predicts; the case
+	// skips with the limit named (harness/limits).
+	if lerr := limits.FanotifyMark("fanotify_mark", err); lerr != nil {
+		if _, ok := limits.As(lerr); ok {
+			return "", lerr
+		}
+	}
+	e, err := markmirror.Errno(err)
+	return errnoText(e), err
 }
 
 // act does one file operation in the actor (see model.World's hooks for
@@ -730,7 +752,7 @@ func initGroup(flags uint) (*fanotify.Group, error) {
 // the kernel's business).
 func askedPerm(steps []Step, g int) bool {
 	for _, st := range steps {
-		if st.Op == "mark" && st.Group == g && st.Flags&unix.FAN_MARK_ADD != 0 &&
+		if (st.Op == "mark" || st.Op == "markw") && st.Group == g && st.Flags&unix.FAN_MARK_ADD != 0 &&
 			st.Mask&(unix.FAN_OPEN_PERM|unix.FAN_ACCESS_PERM|unix.FAN_OPEN_EXEC_PERM) != 0 {
 			return true
 		}

@@ -94,6 +94,17 @@ func predict(k model.Kernel, s *Scenario) []Obs {
 		switch st.Op {
 		case "mark":
 			res = errnoText(w.FanMark(st.Group, st.Flags, st.Mask, st.Obj))
+		case "markw":
+			// open(O_WRONLY), the mark call, close: the open's errno when
+			// it fails (no call then), else the call's.
+			var e unix.Errno
+			if e, evs = w.Act("openw", st.Obj); e != 0 {
+				res = errnoText(e)
+				break
+			}
+			res = errnoText(w.FanMark(st.Group, st.Flags, st.Mask, st.Obj))
+			_, closed := w.Act("closew", st.Obj)
+			evs = append(evs, closed...)
 		case "watch":
 			wd, e := w.InWatch(st.Group, st.Obj, st.Mask)
 			res = errnoText(e)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/model"
 )
@@ -312,6 +314,14 @@ var regressions = []regression{
 		Scenario: Scenario{Seed: 252, Special: true, Groups: []string{"fid"}, Steps: []Step{
 			{Op: "mark", Group: 0, Flags: 0x11, Mask: 0x2, Obj: ""}, // g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_MOUNT, FAN_MODIFY, <mount root>)
 			{Op: "fifo", Group: 0, Flags: 0x0, Mask: 0x0, Obj: "p"}, // actor fifo p (open O_RDWR, write a byte, read it back, close)
+		}}},
+	{
+		Name:    "witness_ignore_added_while_open_for_write",
+		Doc:     "a non-surviving ignore mask is not added to a file open for write, and the call returns 0: the close of the writer is still reported (fanotify_add_inode_mark on 6.1, do_fanotify_mark on 7.3: inode_is_open_for_write)",
+		Witness: model.FaultIgnoreAddedOpenForWrite,
+		Scenario: Scenario{Seed: 20, Special: true, Groups: []string{"fid"}, Steps: []Step{
+			{Op: "mark", Group: 0, Flags: unix.FAN_MARK_ADD | unix.FAN_MARK_FILESYSTEM, Mask: unix.FAN_CLOSE_WRITE},
+			{Op: "markw", Group: 0, Flags: unix.FAN_MARK_ADD | unix.FAN_MARK_IGNORED_MASK, Mask: unix.FAN_CLOSE_WRITE, Obj: "g"},
 		}}},
 	{
 		Name: "special_file_dfid_name_gets_parent",

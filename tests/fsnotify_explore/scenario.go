@@ -69,10 +69,12 @@ var kindsByName = map[string]model.GroupKind{
 	"notif": kindNotif, "content": kindContent, "pre_content": kindPre, "fid": kindFID, "dfid_name": kindDFID, "inotify": kindInotify,
 }
 
-// Step is one step of a scenario: a mark call, an inotify watch call, or a
-// file operation by the actor.
+// Step is one step of a scenario: a mark call, an inotify watch call, a
+// file operation by the actor, or "markw": a mark call on a file the actor
+// holds open for write (it opens the file O_WRONLY before the call and
+// closes it after: model.World's "openw" and "closew").
 type Step struct {
-	Op    string // "mark", "watch", "rmwatch", or an actor operation (model.Ops, rename)
+	Op    string // "mark", "markw", "watch", "rmwatch", or an actor operation (model.Ops, rename, link)
 	Group int    `json:",omitempty"`
 	Flags uint   `json:",omitempty"` // fanotify_mark(2) flags
 	Mask  uint32 `json:",omitempty"` // fanotify mask, or inotify mask with IN_MASK_ADD / IN_ONESHOT
@@ -84,9 +86,11 @@ type Step struct {
 type Scenario struct {
 	Seed int64
 	// Special: the tree has a FIFO (every scenario the generator draws).
-	Special bool     `json:",omitempty"`
-	Groups  []string // group kind names
-	Steps   []Step
+	Special bool `json:",omitempty"`
+	// Aim: the model rule a directed seed's prelude applies (aimOf), or "".
+	Aim    string   `json:",omitempty"`
+	Groups []string // group kind names
+	Steps  []Step
 }
 
 func (s *Scenario) kinds() []model.GroupKind {
@@ -112,6 +116,9 @@ func (st Step) String() string {
 		return fmt.Sprintf("g%d inotify_add_watch(%s, %s)", st.Group, st.Obj, inotify.Mask(st.Mask))
 	case "rmwatch":
 		return fmt.Sprintf("g%d inotify_rm_watch(wd of %s)", st.Group, st.Obj)
+	case "markw":
+		return fmt.Sprintf("g%d fanotify_mark(%s, %s, %s) while the actor holds %s open for write (open O_WRONLY before, close after)",
+			st.Group, fanotify.MarkFlagsString(st.Flags), fanotify.Mask(st.Mask), st.Obj, st.Obj)
 	}
 	if st.Op == "fifo" {
 		return fmt.Sprintf("actor fifo %s (open O_RDWR, write a byte, read it back, close)", st.Obj)
@@ -128,6 +135,9 @@ func (st Step) String() string {
 // Script renders the scenario as a numbered script.
 func (s *Scenario) Script() string {
 	var b strings.Builder
+	if s.Aim != "" {
+		fmt.Fprintf(&b, "  (directed at the model rule %q)\n", s.Aim)
+	}
 	for i, g := range s.Groups {
 		fmt.Fprintf(&b, "  g%d = %s\n", i, g)
 	}
@@ -160,6 +170,8 @@ func (s *Scenario) Row(name string) string {
 // filesystem support.
 type Generator struct {
 	Kinds []string
+	// Undirected: no seed is directed (aimOf); for the tests that compare.
+	Undirected bool
 }
 
 var (
@@ -289,6 +301,9 @@ func (gen Generator) Scenario(seed int64) *Scenario {
 		// hardlink pair further: model.World.Link), most often of a file
 		// watched or marked before, or a child of a watched directory.
 		s.Steps = append(s.Steps, genLink(r, s.Steps, exists))
+	}
+	if a, kind := aimOf(seed, gen.Kinds); a != nil && !gen.Undirected {
+		direct(s, a, kind)
 	}
 	return s
 }

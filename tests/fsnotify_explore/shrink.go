@@ -77,7 +77,7 @@ func dropGroup(s *Scenario, g int) *Scenario {
 	c.Groups = append(c.Groups[:g:g], s.Groups[g+1:]...)
 	c.Steps = c.Steps[:0]
 	for _, st := range s.Steps {
-		isGroupStep := st.Op == "mark" || st.Op == "watch" || st.Op == "rmwatch"
+		isGroupStep := st.Op == "mark" || st.Op == "markw" || st.Op == "watch" || st.Op == "rmwatch"
 		if isGroupStep && st.Group == g {
 			continue
 		}
