@@ -170,8 +170,9 @@ const workerWait = 10 * time.Second
 // check compares the FAN_FS_ERROR events of made errors of errno on the
 // object fid, made by process pid, with what the kernel's rule allows, and
 // their error_count over every read(2) (judgeErrorReads). The count's
-// verdict is written last, so that it is the case's statement of what went
-// wrong.
+// verdict comes before the event diff and after the kworker log lines, so
+// that it is the first line stating what was wanted (the statement
+// runner.Statement takes), never a log line.
 func (r reporting) check(t *harness.T, did string, pid int, errno unix.Errno, made uint32, fid fanotify.Info) {
 	t.Helper()
 	errRec := func(count uint32) fanotify.Info {
@@ -183,13 +184,15 @@ func (r reporting) check(t *harness.T, did string, pid int, errno unix.Errno, ma
 	if !r.worker {
 		// Every error was reported before its call returned, by one
 		// task, before this read: one event holding them all.
+		// The count's verdict first (the statement a summary takes is
+		// the first line saying what was wanted), then the whole events.
 		got := drain(t, r.g)
 		did += " (expected from the failing task: " + r.basis + ")"
-		expect.Fanotify(t, did, got,
-			[]fanotify.Event{{Mask: unix.FAN_FS_ERROR, Pid: int32(pid), Info: []fanotify.Info{fid, errRec(made)}}})
 		for _, p := range judgeErrorReads([][]fanotify.Event{got}, made, false) {
 			t.Errorf("%s: %s", p, did)
 		}
+		expect.Fanotify(t, did, got,
+			[]fanotify.Event{{Mask: unix.FAN_FS_ERROR, Pid: int32(pid), Info: []fanotify.Info{fid, errRec(made)}}})
 		return
 	}
 	did += " (expected from a kworker: " + r.basis + ")"
@@ -242,14 +245,14 @@ func (r reporting) check(t *harness.T, did string, pid int, errno unix.Errno, ma
 			t.Logf("event pid %d: %s, ppid %d, a kernel thread", e.Pid, k.comm, k.ppid)
 		}
 	}
+	for _, p := range judgeErrorReads(batches, made, true) {
+		t.Errorf("%s: %s (read until they added up, or %v after the last failing call)", p, did, workerWait)
+	}
 	expect.Fanotify(t, did, got, want)
 	if sum >= made {
 		// More than made would be an error reported twice; a late one
 		// comes from the workqueue too.
 		expect.FanotifyQuiet(t, did, r.g, expect.Quiet)
-	}
-	for _, p := range judgeErrorReads(batches, made, true) {
-		t.Errorf("%s: %s (read until they added up, or %v after the last failing call)", p, did, workerWait)
 	}
 	if len(gone) > 0 && !t.Failed() {
 		// A kworker can exit (an idle worker is reaped) between the event
