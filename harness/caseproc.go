@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -87,7 +88,10 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go p.onSignal(sigs)
 
-	var suiteSkip, suiteBroken string
+	// suiteWrong: a Need's probe call succeeded with a wrong result
+	// (*feature.Misbehaved): every case fails with it, as a verdict on
+	// the kernel, not as broken.
+	var suiteSkip, suiteBroken, suiteWrong string
 	if !s.NoNamespace {
 		if _, err := fixture.Workspace(); err != nil {
 			if r, ok := envReason(err); ok {
@@ -104,6 +108,8 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 					suiteSkip = r
 				} else if feature.IsSkip(err) {
 					suiteSkip = err.Error()
+				} else if m := (*feature.Misbehaved)(nil); errors.As(err, &m) {
+					suiteWrong = err.Error()
 				} else {
 					suiteBroken = err.Error()
 				}
@@ -120,6 +126,10 @@ func runCaseProcess(s *Suite, sel []instance, format tap.Format) int {
 			t := newInstanceT(in)
 			t.Errorf("%s", suiteBroken)
 			o = p.report(t, in, broken)
+		case suiteWrong != "":
+			t := newInstanceT(in)
+			t.Errorf("%s", suiteWrong)
+			o = p.report(t, in, nil)
 		case suiteSkip != "":
 			o = p.report(newInstanceT(in), in, skipMarker(suiteSkip))
 		default:

@@ -293,8 +293,10 @@ func writeLost(w *tap.Writer, i int, in instance, subs map[string]subEnd, res ta
 // could be started: a skip when the kernel refused the namespace for lack of
 // privilege or support, else broken.
 func reportUnstartable(w *tap.Writer, rest []instance, first int, err error, counts *tally) {
+	// unshare(2): EINVAL for a namespace the kernel was not configured
+	// with; ENOSYS only from a seccomp filter (the Kconfig rule says so).
 	cls := (&feature.Feature{Name: "private mount namespace (unshare CLONE_NEWNS)", Kind: feature.Kconfig, Option: "CONFIG_NAMESPACES",
-		Privilege: "CAP_SYS_ADMIN in the current user namespace"}).Classify(err)
+		Privilege: "CAP_SYS_ADMIN in the current user namespace", Absent: []unix.Errno{unix.EINVAL, unix.ENOSYS}}).Classify(err)
 	skip := feature.IsSkip(cls)
 	if !skip {
 		w.Diagf("case process: %v", err)

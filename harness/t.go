@@ -403,12 +403,20 @@ func (t *T) root() *T {
 }
 
 // Require skips the case when f is unsupported or unprivileged here, and fails
-// it when the probe itself broke (or the kernel should have had f).
+// it when the probe itself broke (or the kernel should have had f). Where the
+// probe's call succeeded with a wrong result (*feature.Misbehaved: the kernel
+// has f and did the wrong thing), the case fails with the probe's "succeeded,
+// but …" and runs on, so its own checks name the behaviour too.
 func (t *T) Require(fs ...*feature.Feature) {
 	t.Helper()
 	for _, f := range fs {
 		err := f.Check()
 		if err == nil {
+			continue
+		}
+		var wrong *feature.Misbehaved
+		if errors.As(err, &wrong) {
+			t.Errorf("%v", err)
 			continue
 		}
 		t.fatalOrSkip(err)

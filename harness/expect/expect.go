@@ -1,7 +1,9 @@
 // Package expect compares the events a case received with the events it
 // expected, in order, and reports a mismatch the way a kernel developer wants
-// to read it: what was done, the whole wanted list, the whole received list
-// (symbolic masks), and a go-cmp diff of the two.
+// to read it: what was done, what changed (every differing field of each
+// event, counts and masks before pids, names and descriptors), the whole
+// wanted list, the whole received list (symbolic masks), and a go-cmp diff
+// of the two.
 package expect
 
 import (
@@ -76,7 +78,8 @@ func anyPidfd(info []fanotify.Info) []fanotify.Info {
 // overflow cases compare thousands of events).
 const longList = 40
 
-// report compares two ordered event lists and renders both whole lists and a
+// report compares two ordered event lists and renders what changed (every
+// differing field, counts and masks first: changed), both whole lists and a
 // go-cmp diff when they differ ("" when equal). nil and empty both mean "no
 // event".
 func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
@@ -97,6 +100,7 @@ func report[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 		return ""
 	}
 	var b strings.Builder
+	b.WriteString(changed(got, want, opts...))
 	b.WriteString("  want: " + List(want) + "\n")
 	b.WriteString("  got:  " + List(got) + "\n")
 	b.WriteString("  diff (-want +got):\n")
@@ -130,6 +134,15 @@ func reportLong[E fmt.Stringer](got, want []E, opts ...cmp.Option) string {
 		return strings.Join(parts, "\n        ")
 	}
 	var b strings.Builder
+	if first < len(got) && first < len(want) {
+		var fs []string
+		for _, d := range diffFields(want[first], got[first]) {
+			fs = append(fs, d.String())
+		}
+		if len(fs) > 0 {
+			fmt.Fprintf(&b, "  changed: [%d] %s\n", first, strings.Join(fs, "; "))
+		}
+	}
 	fmt.Fprintf(&b, "  want %d events, got %d; first difference at index %d\n", len(want), len(got), first)
 	b.WriteString("  want: " + window(want) + "\n")
 	b.WriteString("  got:  " + window(got) + "\n")

@@ -1,16 +1,30 @@
 // Package feature probes the running kernel for fsnotify features and decides
 // what an errno means for a case: every errno-to-skip decision goes through
-// it. A probe's answer is one of: supported (nil), *Unsupported (the kernel
-// rejects the flag or call: EINVAL, ENOSYS, EOPNOTSUPP), *Unprivileged (EPERM,
-// EACCES: container, lockdown, LSM, seccomp, missing capability),
-// *Inconclusive (another errno: retried, never cached, a failure), or the
-// feature is missing where it must be present (a failure). Which refusals are
-// missing-where-present depends on the feature's Kind: a Release feature
-// refused at or above its release; a Kconfig feature refused although the
-// kernel's config sets its option. A Behaviour feature is no capability but
-// a documented change of what the kernel does: its answer says which rule
-// this kernel follows (Rule), and a case expects that rule. Conclusive
-// answers are cached per process.
+// it. A probe's call ends in one of three ways, and each has its own answer:
+//
+//   - it failed with an errno that documentedly means "this kernel lacks the
+//     feature" (the feature's Absent list, cited where it is declared; EINVAL
+//     for a flag or event bit the kernel does not know): *Unsupported (a
+//     skip naming the feature and the errno), or the feature is missing
+//     where it must be present (a failure). Which refusals are
+//     missing-where-present depends on the feature's Kind: a Release feature
+//     refused at or above its release; a Kconfig feature refused although
+//     the kernel's config sets its option.
+//   - it succeeded, but the result is not what the feature promises (the
+//     probe returns a *WrongResult, made with Wrong): *Misbehaved, a
+//     failure that says "succeeded, but …" and never "not supported".
+//     Only where a kernel before the feature's release gives that very
+//     result (Feature.OlderResult) is it an absence below that release.
+//   - it failed with another errno: EPERM or EACCES is *Unprivileged (a
+//     skip naming the privilege), a per-user limit *LimitReached (a skip),
+//     anything else *Inconclusive (retried, never cached, a failure naming
+//     the errno).
+//
+// Decide (a pure function of the feature, the probe's outcome and the
+// kernel's release and config) makes that classification; Check runs the
+// probe and caches conclusive answers per process. A Behaviour feature is
+// no capability but a documented change of what the kernel does: its answer
+// says which rule this kernel follows (Rule), and a case expects that rule.
 package feature
 
 import (
@@ -70,11 +84,25 @@ type Feature struct {
 	// checked first, and a missing one is this feature's answer (so no
 	// order of a Needs list matters).
 	Requires []*Feature
-	// Absent are errnos that mean "the kernel (or the filesystem) lacks
-	// it" for this feature besides EINVAL, ENOSYS and EOPNOTSUPP: ENODEV
-	// from a FID mark on a filesystem without an fsid, EPERM from an
+	// Absent are the errnos that mean "the kernel (or the filesystem)
+	// lacks it" for this feature, each cited where the feature is
+	// declared: ENOSYS from fanotify_init on a kernel without
+	// CONFIG_FANOTIFY (fanotify_init(2)), ENODEV from a FID mark on a
+	// filesystem without an fsid (fanotify_mark(2)), EPERM from an
 	// unprivileged fanotify_init on a kernel that requires CAP_SYS_ADMIN.
+	// Empty means EINVAL alone (DefaultAbsent): fanotify_init(2),
+	// fanotify_mark(2) and inotify_add_watch(2) answer EINVAL for a flag
+	// or an event bit the kernel does not know. Any errno not listed is
+	// no evidence of absence: an EPERM or EACCES is a lack of privilege,
+	// anything else inconclusive (a failure naming the errno).
 	Absent []unix.Errno
+	// OlderResult, when set, says that a kernel before MinKernel gives
+	// the very result a probe calls wrong (a *WrongResult): "a kernel
+	// before 4.19 ignores a mask bit it does not know". Below MinKernel
+	// such a result is then an absence (a skip that says what the call
+	// did); at or above it, and for every feature without OlderResult, a
+	// wrong result is a failure (*Misbehaved).
+	OlderResult string
 	// Explain, when set, says what an absence means in the skip reason
 	// ("tmpfs has no f_fsid on this kernel").
 	Explain func(err error) string
@@ -225,16 +253,81 @@ func Refusal(err error, privilege string) (reason string, ok bool) {
 }
 
 // Inconclusive is a probe that neither proved nor disproved the feature (an
-// errno that says nothing about it, such as EMFILE or ENOMEM). It is never
-// cached, and it is a failure, not a skip.
+// errno that says nothing about it, such as EMFILE, ENOMEM or an EOPNOTSUPP
+// where the documented refusal is EINVAL). It is never cached, and it is a
+// failure, not a skip; its message names the errno.
 type Inconclusive struct {
 	Feature *Feature
 	Err     error
 }
 
 func (e *Inconclusive) Error() string {
+	var en unix.Errno
+	if errors.As(e.Err, &en) {
+		// The errno by name, not by its text: "operation not supported"
+		// would read as the feature's absence.
+		text := strings.Replace(e.Err.Error(), en.Error(), errnoName(en), 1)
+		return fmt.Sprintf("probe of %s inconclusive after %d tries: %s (an errno that does not say the kernel lacks it: only %s does)",
+			e.Feature.Name, probeTries, text, e.Feature.absentNames())
+	}
 	return fmt.Sprintf("probe of %s inconclusive after %d tries: %v", e.Feature.Name, probeTries, e.Err)
 }
+
+// WrongResult is what a probe returns when its call succeeded but the result
+// is not what the feature promises (a second IN_MASK_CREATE watch that did
+// not fail with EEXIST, an fdinfo mask without the flags the watch was added
+// with). It is no errno and never reads as one: Decide makes it a
+// *Misbehaved (a failure), or, where the feature's OlderResult says a kernel
+// before its release gives that result, an absence below that release.
+type WrongResult struct {
+	// Call is the call that succeeded ("inotify_add_watch(IN_MASK_CREATE)
+	// of a watched directory").
+	Call string
+	// What is what was wrong with its result ("it returned wd 1; want
+	// EEXIST (inotify_add_watch(2))").
+	What string
+}
+
+// Wrong returns a probe's *WrongResult: call succeeded, but what.
+func Wrong(call, what string, args ...any) *WrongResult {
+	return &WrongResult{Call: call, What: fmt.Sprintf(what, args...)}
+}
+
+func (e *WrongResult) Error() string { return e.Call + " succeeded, but " + e.What }
+
+// Missing is evidence of absence other than an errno that a probe returns
+// when the kernel's documented interface for the feature is not there (no
+// /proc/sys/fs/fanotify/max_user_marks: fanotify(7) "since Linux 5.13").
+// Decide treats it like an errno of the feature's Absent list.
+type Missing struct{ What string }
+
+// Lacks returns a probe's *Missing.
+func Lacks(what string, args ...any) *Missing { return &Missing{What: fmt.Sprintf(what, args...)} }
+
+func (e *Missing) Error() string { return e.What }
+
+// Misbehaved is a feature whose probe's call succeeded with a wrong result on
+// a kernel that must have it: a failure (the kernel has the feature and it
+// did the wrong thing), conclusive and cached. It never says "not supported".
+type Misbehaved struct {
+	Feature *Feature
+	Result  *WrongResult
+	// Release is the running kernel's, for the message.
+	Release string
+}
+
+func (e *Misbehaved) Error() string {
+	why := "a wrong result, not a missing feature"
+	switch {
+	case e.Feature.OlderResult != "":
+		why += fmt.Sprintf(" (%s; this kernel %s is >= %s)", e.Feature.OlderResult, e.Release, e.Feature.MinKernel)
+	case e.Feature.MinKernel != "":
+		why += fmt.Sprintf(" (no kernel without it answers so; merged in %s)", e.Feature.MinKernel)
+	}
+	return fmt.Sprintf("%s: probe: %v: %s", e.Feature.Name, e.Result, why)
+}
+
+func (e *Misbehaved) Unwrap() error { return e.Result }
 
 func (e *Inconclusive) Unwrap() error { return e.Err }
 
@@ -347,43 +440,121 @@ func (f *Feature) Classify(err error) error {
 // ClassifyErr is Classify (kept for callers of the earlier name).
 func (f *Feature) ClassifyErr(err error) error { return f.Classify(err) }
 
-func (f *Feature) classify(err error) error {
-	if err == nil {
+func (f *Feature) classify(err error) error { return Decide(f, err, Running()) }
+
+// DefaultAbsent is the Absent list of a feature that declares none: EINVAL,
+// the answer of fanotify_init(2) ("an invalid value was passed in flags"),
+// fanotify_mark(2) ("an invalid value was passed in flags or mask") and
+// inotify_add_watch(2) to a flag or event bit the kernel does not know
+// (fanotify_user.c: flags & ~FANOTIFY_INIT_FLAGS, mask & ~valid_mask;
+// inotify_user.c: mask & ~ALL_INOTIFY_BITS).
+var DefaultAbsent = []unix.Errno{unix.EINVAL}
+
+func (f *Feature) absentErrnos() []unix.Errno {
+	if len(f.Absent) == 0 {
+		return DefaultAbsent
+	}
+	return f.Absent
+}
+
+func (f *Feature) absentNames() string {
+	var n []string
+	for _, e := range f.absentErrnos() {
+		n = append(n, errnoName(e))
+	}
+	return strings.Join(n, " or ")
+}
+
+// Kernel is what a verdict depends on besides the probe's outcome: the
+// release (uname -r) and the config, nil when no config is readable.
+type Kernel struct {
+	Release string
+	Config  map[string]string
+}
+
+// Running returns the running kernel's release and config.
+func Running() Kernel {
+	kconfigOnce.Do(func() { kconfig = readKconfig() })
+	return Kernel{Release: KernelRelease(), Config: kconfig}
+}
+
+func (k Kernel) atLeast(min string) bool { return releaseAtLeast(parseVersion(k.Release), min) }
+
+func (k Kernel) option(name string) (string, bool) {
+	if k.Config == nil {
+		return "", false
+	}
+	return k.Config[name], true
+}
+
+// Decide classifies a probe's outcome for f on kernel k; it calls nothing
+// (requirements are Check's and Classify's). outcome nil: supported. An
+// errno of f's Absent list (or DefaultAbsent) or a *Missing: absent, judged
+// by f's kind (a skip, or a failure where the kernel must have it). A
+// *WrongResult: *Misbehaved (a failure), or an absence below f's release
+// when f.OlderResult says an older kernel gives that result. EPERM and
+// EACCES: *Unprivileged. A per-user limit: *LimitReached. Anything else:
+// *Inconclusive, naming the errno.
+func Decide(f *Feature, outcome error, k Kernel) error {
+	if outcome == nil {
 		return nil
 	}
-	for _, e := range f.Absent {
-		if errors.Is(err, e) {
-			return f.absent(err)
+	if isVerdict(outcome) {
+		return outcome // another feature's answer (a probe that Checks a requirement)
+	}
+	var wrong *WrongResult
+	if errors.As(outcome, &wrong) {
+		if f.OlderResult != "" && f.MinKernel != "" && !k.atLeast(f.MinKernel) {
+			return &Unsupported{Feature: f, Err: outcome, Why: f.OlderResult + "; needs >= " + f.MinKernel}
+		}
+		return &Misbehaved{Feature: f, Result: wrong, Release: k.Release}
+	}
+	var missing *Missing
+	if errors.As(outcome, &missing) {
+		return f.absent(outcome, k)
+	}
+	for _, e := range f.absentErrnos() {
+		if errors.Is(outcome, e) {
+			return f.absent(outcome, k)
 		}
 	}
-	switch {
-	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
-		return f.absent(err)
-	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		return &Unprivileged{Feature: f, Err: err}
+	if errors.Is(outcome, unix.EPERM) || errors.Is(outcome, unix.EACCES) {
+		return &Unprivileged{Feature: f, Err: outcome}
 	}
-	if l, ok := limits.As(err); ok {
+	if l, ok := limits.As(outcome); ok {
 		// Not an answer about f, and not cached: the probe ran into a
 		// per-user limit (another suite may hold the groups).
 		return &LimitReached{Feature: f, Limit: l}
 	}
-	return &Inconclusive{Feature: f, Err: err}
+	return &Inconclusive{Feature: f, Err: outcome}
+}
+
+// isVerdict reports whether err is already a feature's answer.
+func isVerdict(err error) bool {
+	var (
+		u *Unsupported
+		p *Unprivileged
+		m *Misbehaved
+		l *LimitReached
+		i *Inconclusive
+	)
+	return errors.As(err, &u) || errors.As(err, &p) || errors.As(err, &m) || errors.As(err, &l) || errors.As(err, &i)
 }
 
 // absent decides what the kernel's refusal of f means, by f's kind.
-func (f *Feature) absent(err error) error {
+func (f *Feature) absent(err error, k Kernel) error {
 	why := func(s string) string {
 		if f.Explain != nil {
 			return f.Explain(err) + "; " + s
 		}
 		return s
 	}
-	tooOld := f.MinKernel != "" && !KernelAtLeast(f.MinKernel)
+	tooOld := f.MinKernel != "" && !k.atLeast(f.MinKernel)
 	if tooOld {
 		return &Unsupported{Feature: f, Err: err, Why: why("needs >= " + f.MinKernel)}
 	}
 	if f.Kind == Kconfig {
-		state, known := KconfigValue(f.Option)
+		state, known := k.option(f.Option)
 		switch {
 		case !known:
 			return &Unsupported{Feature: f, Err: err, Why: "needs " + f.Option + "; this kernel's config is not readable"}
@@ -395,14 +566,24 @@ func (f *Feature) absent(err error) error {
 			// runtime's profile) answers ENOSYS for it then.
 			return &Unsupported{Feature: f, Err: err, Why: fmt.Sprintf("the config sets %s=%s, so a seccomp filter refuses the call", f.Option, state)}
 		}
-		return fmt.Errorf("%s rejected (%s) on kernel %s although its config sets %s=%s: %w",
-			f.Name, errnoName(err), KernelRelease(), f.Option, state, err)
+		return fmt.Errorf("%s %s on kernel %s although its config sets %s=%s: %w",
+			f.Name, refused(err), k.Release, f.Option, state, err)
 	}
 	if f.MinKernel == "" {
 		return &Unsupported{Feature: f, Err: err, Why: why("not in this kernel")}
 	}
-	return fmt.Errorf("%s rejected (%s) on kernel %s, which is >= %s where it was merged: %w",
-		f.Name, errnoName(err), KernelRelease(), f.MinKernel, err)
+	return fmt.Errorf("%s %s on kernel %s, which is >= %s where it was merged: %w",
+		f.Name, refused(err), k.Release, f.MinKernel, err)
+}
+
+// refused says how the kernel showed an absence: "rejected (EINVAL)", or
+// "missing (no /proc/sys/fs/fanotify/max_user_marks)".
+func refused(err error) string {
+	var m *Missing
+	if errors.As(err, &m) {
+		return "missing (" + m.What + ")"
+	}
+	return "rejected (" + errnoName(err) + ")"
 }
 
 var (
@@ -413,13 +594,7 @@ var (
 // KconfigValue returns a config option's value in the running kernel's
 // config ("y", "m", "" when unset) and whether a config could be read
 // (/proc/config.gz, then /boot/config-<release>).
-func KconfigValue(option string) (string, bool) {
-	kconfigOnce.Do(func() { kconfig = readKconfig() })
-	if kconfig == nil {
-		return "", false
-	}
-	return kconfig[option], true
-}
+func KconfigValue(option string) (string, bool) { return Running().option(option) }
 
 func readKconfig() map[string]string {
 	var r io.Reader
@@ -453,6 +628,9 @@ func readKconfig() map[string]string {
 func errnoName(err error) string {
 	var e unix.Errno
 	if errors.As(err, &e) {
+		if e == unix.EOPNOTSUPP {
+			return "EOPNOTSUPP" // = ENOTSUP on Linux; the name the man pages use
+		}
 		if n := unix.ErrnoName(e); n != "" {
 			return n
 		}
@@ -505,6 +683,10 @@ func parseVersion(s string) [3]int {
 // KernelAtLeast reports whether the running kernel's version is >= min ("5.19").
 func KernelAtLeast(min string) bool {
 	loadRelease()
+	return releaseAtLeast(version, min)
+}
+
+func releaseAtLeast(version [3]int, min string) bool {
 	want := parseVersion(min)
 	for i := range version {
 		if version[i] != want[i] {
@@ -598,16 +780,23 @@ func maskProbe(initFlags, markFlags uint, mask uint64) func() error {
 				return err
 			}
 			missing := dir + "/.fsnsuite-probe-no-such-file"
-			err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, missing)
-			switch {
-			case errors.Is(err, unix.ENOENT):
-				return nil
-			case err == nil:
-				return fmt.Errorf("fanotify_mark of %s, which does not exist, succeeded", missing)
-			}
-			return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
+			return maskOutcome(unix.FanotifyMark(fd, unix.FAN_MARK_ADD|markFlags, mask, unix.AT_FDCWD, missing), missing)
 		})
 	}
+}
+
+// maskOutcome is maskProbe's decision on its call's error: ENOENT (the
+// lookup of the missing path, after validation) is "accepted"; success is a
+// wrong result (a mark on a path that does not exist); any other errno is
+// the kernel's answer about the flags and mask, for Decide.
+func maskOutcome(err error, missing string) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err == nil:
+		return Wrong("fanotify_mark(FAN_MARK_ADD) of "+missing, "that path does not exist; want ENOENT (fanotify_mark(2): \"the filesystem object indicated by dirfd and pathname does not exist\")")
+	}
+	return limits.FanotifyMark("fanotify_mark", fmt.Errorf("fanotify_mark: %w", err))
 }
 
 // kallsymsControl is a symbol every kernel this suite can run on lists in
@@ -673,9 +862,24 @@ var (
 			return unix.Close(fd)
 		})
 		f.Privilege = "" // inotify_init1(2) checks no capability
+		// Without CONFIG_INOTIFY_USER the syscall is kernel/sys_ni.c's
+		// COND_SYSCALL(inotify_init1) stub: ENOSYS.
+		f.Absent = []unix.Errno{unix.ENOSYS}
 		return f
 	}()
-	Fanotify     = NewKconfig("fanotify", "CONFIG_FANOTIFY", "", initProbe(unix.FAN_CLASS_NOTIF))
+	// Fanotify: fanotify_init(2) "ENOSYS This kernel does not implement
+	// fanotify_init(). The fanotify API is available only if the kernel
+	// was configured with CONFIG_FANOTIFY."
+	Fanotify = func() *Feature {
+		f := NewKconfig("fanotify", "CONFIG_FANOTIFY", "", initProbe(unix.FAN_CLASS_NOTIF))
+		f.Absent = []unix.Errno{unix.ENOSYS}
+		return f
+	}()
+	// FanotifyPerm and every feature below without an Absent list: EINVAL
+	// (DefaultAbsent). Without CONFIG_FANOTIFY_ACCESS_PERMISSIONS
+	// fanotify_mark leaves FANOTIFY_PERM_EVENTS out of valid_mask (EINVAL,
+	// fanotify_user.c do_fanotify_mark); an init flag, mark flag or event
+	// a kernel does not know is EINVAL (fanotify_init(2), fanotify_mark(2)).
 	FanotifyPerm = NewKconfig("fanotify permission events (FAN_CLASS_CONTENT, FAN_OPEN_PERM)", "CONFIG_FANOTIFY_ACCESS_PERMISSIONS", "",
 		markProbe(unix.FAN_CLASS_CONTENT, 0, unix.FAN_OPEN_PERM)).needing(Fanotify)
 	OpenExec        = New("FAN_OPEN_EXEC", "5.0", markProbe(unix.FAN_CLASS_NOTIF, 0, unix.FAN_OPEN_EXEC)).needing(Fanotify)
@@ -731,17 +935,24 @@ var (
 	// (SB_I_ALLOW_HSM) is PreContentOn's question.
 	PreContent = New("pre-content events and FAN_DENY_ERRNO (FAN_PRE_ACCESS)", "6.14", func() error {
 		return withGroup(unix.FAN_CLASS_PRE_CONTENT, func(fd int) error {
-			err := unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/")
-			switch {
-			case errors.Is(err, unix.ENOENT):
-				return nil
-			case err == nil:
-				return errors.New("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS) of a mark that does not exist succeeded")
-			}
-			return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
+			return preContentOutcome(unix.FanotifyMark(fd, unix.FAN_MARK_REMOVE, unix.FAN_PRE_ACCESS, unix.AT_FDCWD, "/"))
 		})
 	}).needing(FanotifyPerm)
 )
+
+// preContentOutcome is PreContent's decision on its call's error: ENOENT
+// (fanotify_mark(2): "the mark to be removed does not exist") is
+// "accepted"; success is a wrong result; any other errno is the kernel's
+// answer about FAN_PRE_ACCESS, for Decide (EINVAL: an unknown event).
+func preContentOutcome(err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err == nil:
+		return Wrong("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS) of a mark that does not exist", "want ENOENT (fanotify_mark(2))")
+	}
+	return fmt.Errorf("fanotify_mark(FAN_MARK_REMOVE, FAN_PRE_ACCESS): %w", err)
+}
 
 // preContentFS are the filesystems that allow pre-content marks, with the
 // release that made them do so: "fs: enable pre-content events on supported
@@ -760,8 +971,10 @@ func PreContentOn(typ string) *Feature {
 	if f, ok := preContentOn[typ]; ok {
 		return f
 	}
+	// EOPNOTSUPP: fanotify_events_supported answers it for a pre-content
+	// event on a superblock without SB_I_ALLOW_HSM (fanotify_user.c).
 	f := &Feature{Name: "pre-content marks on " + typ + " (SB_I_ALLOW_HSM)", Kind: Release, MinKernel: preContentFS[typ],
-		Privilege: capSysAdmin, Requires: []*Feature{PreContent}}
+		Privilege: capSysAdmin, Requires: []*Feature{PreContent}, Absent: []unix.Errno{unix.EOPNOTSUPP}}
 	preContentOn[typ] = f
 	return f
 }

@@ -139,8 +139,9 @@ func TestFIDOnPerFilesystem(t *testing.T) {
 		t.Errorf("FIDOn release rules: tmpfs %q ext4 %q, want 5.13 and 5.1", a.MinKernel, b.MinKernel)
 	}
 	for _, e := range []unix.Errno{unix.ENODEV, unix.EXDEV, unix.EOPNOTSUPP} {
-		if _, ok := a.absent(e).(*Unsupported); ok == KernelAtLeast("5.13") {
-			t.Errorf("FIDOn(tmpfs).absent(%v) = %v on %s", e, a.absent(e), KernelRelease())
+		got := Decide(a, e, Running())
+		if _, ok := got.(*Unsupported); ok == KernelAtLeast("5.13") {
+			t.Errorf("Decide(FIDOn(tmpfs), %v) = %v on %s", e, got, KernelRelease())
 		}
 	}
 }
@@ -245,5 +246,143 @@ func TestProbeOnlyInPrivateWorkspace(t *testing.T) {
 				t.Errorf("maskProbe with FSNSUITE_WORKSPACE=%q: %v, want an error saying %q (not an errno)", tc.ws, err, tc.want)
 			}
 		})
+	}
+}
+
+// Decide tells the three ways a probe's call can end apart (issue 35, "a
+// probe is not a verdict"): an errno that documentedly means the kernel
+// lacks the feature is an absence (a skip below the release, a failure at or
+// above it); a call that succeeded with a wrong result is *Misbehaved, a
+// failure that says "succeeded, but" and never "not supported" (unless a
+// kernel before the release gives that very result: OlderResult); any other
+// errno is a failure naming it. Each row is a fake outcome on a fake kernel.
+func TestDecideProbeOutcomes(t *testing.T) {
+	old := Kernel{Release: "4.14.0-fake"}
+	recent := Kernel{Release: "6.18.0-fake", Config: map[string]string{"CONFIG_FSNSUITE_SET": "y"}}
+	noConfig := Kernel{Release: "6.18.0-fake"}
+	release := func() *Feature {
+		return &Feature{Name: "FAN_X", Kind: Release, MinKernel: "5.19", Privilege: "CAP_SYS_ADMIN"}
+	}
+	withOlder := func() *Feature {
+		f := release()
+		f.OlderResult = "a kernel before 5.19 ignores the bit"
+		return f
+	}
+	withAbsent := func(e ...unix.Errno) *Feature { f := release(); f.Absent = e; return f }
+	kconfig := func(opt string) *Feature {
+		return &Feature{Name: "fanotify", Kind: Kconfig, Option: opt, Absent: []unix.Errno{unix.ENOSYS}}
+	}
+	wrong := Wrong("inotify_add_watch(IN_X) of a watched directory", "it returned wd %d; want EEXIST", 1)
+	type verdict int
+	const (
+		supported verdict = iota
+		skip
+		fail
+	)
+	for _, tc := range []struct {
+		name    string
+		f       *Feature
+		outcome error
+		k       Kernel
+		want    verdict
+		says    []string // every one in the message
+		notSays []string // none of these in it
+	}{
+		{"accepted", release(), nil, recent, supported, nil, nil},
+		// (a) the documented errno of absence
+		{"einval_below_release", release(), unix.EINVAL, old, skip, []string{"FAN_X not supported (EINVAL; needs >= 5.19)"}, nil},
+		{"einval_at_release", release(), fmt.Errorf("fanotify_mark: %w", unix.EINVAL), recent, fail,
+			[]string{"FAN_X rejected (EINVAL) on kernel 6.18.0-fake, which is >= 5.19 where it was merged"}, []string{"succeeded"}},
+		{"declared_errno_below_release", withAbsent(unix.ENODEV), unix.ENODEV, old, skip, []string{"not supported (ENODEV"}, nil},
+		{"einval_not_declared", withAbsent(unix.ENODEV), unix.EINVAL, old, fail, []string{"EINVAL", "only ENODEV does"}, []string{"not supported"}},
+		{"missing_interface_below_release", release(), Lacks("no /proc/sys/fs/x"), old, skip, []string{"not supported (no /proc/sys/fs/x; needs >= 5.19)"}, nil},
+		{"missing_interface_at_release", release(), Lacks("no /proc/sys/fs/x"), recent, fail, []string{"missing (no /proc/sys/fs/x) on kernel 6.18.0-fake"}, []string{"rejected"}},
+		{"kconfig_unset", kconfig("CONFIG_FSNSUITE_UNSET"), unix.ENOSYS, recent, skip, []string{"CONFIG_FSNSUITE_UNSET is not set"}, nil},
+		{"kconfig_unreadable", kconfig("CONFIG_FSNSUITE_SET"), unix.ENOSYS, noConfig, skip, []string{"config is not readable"}, nil},
+		{"kconfig_set_seccomp", kconfig("CONFIG_FSNSUITE_SET"), unix.ENOSYS, recent, skip, []string{"seccomp filter refuses"}, nil},
+		{"kconfig_set_einval", kconfig("CONFIG_FSNSUITE_SET"), unix.EINVAL, recent, fail, []string{"EINVAL", "only ENOSYS does"}, []string{"not supported"}},
+		// (b) the call succeeded with a wrong result
+		{"wrong_at_release", release(), wrong, recent, fail,
+			[]string{"FAN_X: probe: inotify_add_watch(IN_X) of a watched directory succeeded, but it returned wd 1; want EEXIST", "a wrong result, not a missing feature"},
+			[]string{"not supported", "rejected", "ENOTSUP", "EOPNOTSUPP"}},
+		{"wrong_below_release_without_older_result", release(), wrong, old, fail, []string{"succeeded, but"}, []string{"not supported", "rejected"}},
+		{"wrong_wrapped", release(), fmt.Errorf("probe: %w", wrong), recent, fail, []string{"succeeded, but"}, []string{"not supported"}},
+		{"older_result_below_release", withOlder(), wrong, old, skip,
+			[]string{"FAN_X not supported (", "succeeded, but it returned wd 1", "a kernel before 5.19 ignores the bit; needs >= 5.19"}, nil},
+		{"older_result_at_release", withOlder(), wrong, recent, fail,
+			[]string{"succeeded, but", "a kernel before 5.19 ignores the bit; this kernel 6.18.0-fake is >= 5.19"}, []string{"not supported", "rejected"}},
+		// (c) another errno
+		{"eopnotsupp_undeclared", release(), unix.EOPNOTSUPP, recent, fail, []string{"inconclusive", "EOPNOTSUPP", "only EINVAL does"}, []string{"not supported", "rejected"}},
+		{"emfile", release(), unix.EMFILE, old, fail, []string{"EMFILE"}, []string{"not supported"}},
+		{"not_an_errno", release(), errors.New("fdinfo unreadable"), recent, fail, []string{"inconclusive", "fdinfo unreadable"}, nil},
+		{"eperm", release(), unix.EPERM, recent, skip, []string{"FAN_X: EPERM (needs CAP_SYS_ADMIN"}, nil},
+		{"eperm_declared_absent", withAbsent(unix.EPERM), unix.EPERM, old, skip, []string{"not supported (EPERM; needs >= 5.19)"}, nil},
+		{"requirement_answer_passes_through", release(), &Unsupported{Feature: kconfig("CONFIG_FANOTIFY"), Err: unix.ENOSYS, Why: "CONFIG_FANOTIFY is not set"}, recent, skip,
+			[]string{"fanotify not supported (ENOSYS; CONFIG_FANOTIFY is not set)"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.f, tc.outcome, tc.k)
+			var v verdict
+			switch {
+			case got == nil:
+				v = supported
+			case IsSkip(got):
+				v = skip
+			default:
+				v = fail
+			}
+			if v != tc.want {
+				t.Errorf("Decide(%v) = %v (verdict %d), want verdict %d", tc.outcome, got, v, tc.want)
+			}
+			for _, w := range tc.says {
+				if got == nil || !strings.Contains(got.Error(), w) {
+					t.Errorf("Decide(%v) = %v, want it to say %q", tc.outcome, got, w)
+				}
+			}
+			for _, w := range tc.notSays {
+				if got != nil && strings.Contains(got.Error(), w) {
+					t.Errorf("Decide(%v) = %v, must not say %q", tc.outcome, got, w)
+				}
+			}
+		})
+	}
+}
+
+// A wrong result is conclusive: cached like an answer, not retried.
+func TestMisbehavedCached(t *testing.T) {
+	calls := 0
+	f := &Feature{Name: "X", Kind: Release, MinKernel: "2.6", Probe: func() error { calls++; return Wrong("call", "wrong") }}
+	var m *Misbehaved
+	if err := f.Check(); !errors.As(err, &m) || IsSkip(err) {
+		t.Fatalf("Check() = %v, want *Misbehaved (a failure)", err)
+	}
+	f.Check()
+	if calls != 1 {
+		t.Errorf("probe ran %d times, want 1 (a wrong result is conclusive)", calls)
+	}
+}
+
+// The decisions of the probes declared here, on fake outcomes of their
+// calls: success where the call must fail is a wrong result, the documented
+// errno goes to Decide unchanged.
+func TestProbeOutcomeFunctions(t *testing.T) {
+	var w *WrongResult
+	if err := maskOutcome(nil, "/ws/missing"); !errors.As(err, &w) || !strings.Contains(err.Error(), "succeeded, but") {
+		t.Errorf("maskOutcome(success) = %v, want a wrong result", err)
+	}
+	if err := maskOutcome(unix.ENOENT, "/ws/missing"); err != nil {
+		t.Errorf("maskOutcome(ENOENT) = %v, want accepted", err)
+	}
+	if err := maskOutcome(unix.EINVAL, "/ws/missing"); !errors.Is(err, unix.EINVAL) || errors.As(err, &w) {
+		t.Errorf("maskOutcome(EINVAL) = %v, want the EINVAL", err)
+	}
+	if err := preContentOutcome(nil); !errors.As(err, &w) {
+		t.Errorf("preContentOutcome(success) = %v, want a wrong result", err)
+	}
+	if err := preContentOutcome(unix.ENOENT); err != nil {
+		t.Errorf("preContentOutcome(ENOENT) = %v, want accepted", err)
+	}
+	if err := preContentOutcome(unix.EINVAL); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("preContentOutcome(EINVAL) = %v, want the EINVAL", err)
 	}
 }

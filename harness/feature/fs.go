@@ -45,7 +45,10 @@ func FIDOn(typ, dir string) *Feature {
 	f := &Feature{
 		Name: "FID reporting on " + typ + " (fsid and file handles)", Kind: Release, MinKernel: fidSince[typ],
 		Privilege: capSysAdmin, Requires: []*Feature{ReportFID},
-		Absent: []unix.Errno{unix.ENODEV, unix.EXDEV}, // and EOPNOTSUPP, as for every feature
+		// fanotify_mark(2): ENODEV "not associated with a filesystem that
+		// supports fsid", EOPNOTSUPP "does not support the encoding of
+		// file handles", EXDEV "resides within a filesystem subvolume".
+		Absent: []unix.Errno{unix.ENODEV, unix.EXDEV, unix.EOPNOTSUPP},
 		Explain: func(err error) string {
 			switch {
 			case errors.Is(err, unix.ENODEV):

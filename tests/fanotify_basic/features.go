@@ -9,7 +9,8 @@ import (
 // line each, so a CI log says what was and was not tested here. It fails when
 // an answer is neither "supported" nor a skip with a reason: a feature missing
 // where its release or this kernel's config says it must be present
-// (harness/feature's Kind rules), or a probe that stayed inconclusive. A
+// (harness/feature's Kind rules), a probe whose call succeeded with a wrong
+// result (feature.Misbehaved), or a probe that stayed inconclusive. A
 // behaviour feature is listed with the rule this kernel follows and what
 // decided it (its probe, or the release where the probe could not tell).
 var featuresCase = harness.Case{

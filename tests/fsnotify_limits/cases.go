@@ -28,8 +28,13 @@ const childLimit = 3
 var unprivFanotify = func() *feature.Feature {
 	f := feature.New("unprivileged fanotify (FAN_REPORT_FID without CAP_SYS_ADMIN) and per-user fanotify limits", "5.13",
 		func() error {
-			if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); err != nil {
-				return fmt.Errorf("fs.fanotify.max_user_marks: %w", unix.ENOSYS)
+			// fanotify(7): "/proc/sys/fs/fanotify/max_user_marks (since
+			// Linux 5.13)": its absence is the kernel's lack of the
+			// per-user limits (no call refused anything, so no errno).
+			if _, err := os.Stat("/proc/sys/fs/fanotify/max_user_marks"); errors.Is(err, os.ErrNotExist) {
+				return feature.Lacks("no /proc/sys/fs/fanotify/max_user_marks")
+			} else if err != nil {
+				return fmt.Errorf("fs.fanotify.max_user_marks: %w", err)
 			}
 			return feature.Fanotify.Check()
 		})
