@@ -18,5 +18,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       append(append(append(append([]harness.Case(nil), apiCases...), queueCases...), mergeCases...), append(append(append(copyErrCases, hsmCases...), fsidCases...), umountCases...)...),
+		Rules:       specRules,
 	})
 }

@@ -15,5 +15,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       append(cases, featuresCase),
+		Rules:       specRules,
 	})
 }

@@ -34,6 +34,7 @@ func main() {
 		Needs:       []*feature.Feature{feature.FanotifyPerm},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       allCases(),
+		Rules:       specRules(),
 		Flags:       flags,
 		CaseFunc:    findingCases,
 	})

@@ -75,6 +75,7 @@ func main() {
 		Filesystems: []string{"tmpfs", "ext4"},
 		Timeout:     2 * time.Minute,
 		Cases:       cases(),
+		Rules:       specRules,
 		Flags:       registerFlags,
 	})
 }

@@ -28,6 +28,7 @@ func main() {
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
 		Cases:       append(append(cases, memCases()...), memcgReleaseCase, pidReleaseCase),
+		Rules:       specRules,
 		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild, roleMemcgGroups: runMemcgGroups, rolePidnsHolder: runPidnsHolder, rolePidnsOpener: runPidnsOpener},
 	})
 }

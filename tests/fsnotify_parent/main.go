@@ -23,6 +23,7 @@ func main() {
 		Doc:         "parent/child event delivery: which child events reach a watching parent, with which name, and when not",
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       allCases(),
+		Rules:       specRules,
 		Roles:       map[string]func([]string) int{roleByHandle: byHandleMain},
 	})
 }

@@ -13,5 +13,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       cases,
+		Rules:       specRules,
 	})
 }
