@@ -32,4 +32,13 @@ var specRules = map[string][]string{
 	"mark_flush":                {"fanotify_mark.2/flags/flush-by-type", "fanotify_mark.2/flags/flush-other-flags-einval"},
 	"queue_overflow":            {"fanotify.7/read/overflow-event", "fanotify.7/proc/max-queued-events"},
 	"unlimited_queue":           {"fanotify_init.2/flags/unlimited-queue"},
+	// cases_spec.go
+	"spec_delete_self":                 {"fanotify_mark.2/mask/delete-self", "fanotify.7/groups/marks-gone-on-delete"},
+	"spec_event_on_child_mount_fs":     {"fanotify_mark.2/mask/event-on-child-mount-fs-no-effect"},
+	"spec_not_recursive":               {"fanotify.7/caveats/not-recursive", "fanotify_mark.2/mask/event-on-child"},
+	"spec_dir_not_told_of_children":    {"fanotify.7/caveats/dir-events-only-for-dir-itself"},
+	"spec_mmap_no_events":              {"fanotify.7/caveats/no-mmap-events"},
+	"spec_fallocate_modify":            {"fanotify.7/bugs/fallocate-modify"},
+	"spec_exec_script_interpreter":     {"fanotify_mark.2/notes/exec-events-on-execve-only"},
+	"spec_ignore_while_open_for_write": {"fanotify_mark.2/flags/ignore-while-open-for-write"},
 }
