@@ -30,4 +30,13 @@ var specRules = map[string][]string{
 	"dont_follow":        {"inotify.7/flags/dont-follow", "inotify_add_watch.2/description/same-inode-same-wd"},
 	"coalesce_identical": {"inotify.7/notes/coalesce"},
 	"queue_overflow":     {"inotify.7/flags/q-overflow", "inotify.7/limits/max-queued-events"},
+	// cases_spec.go
+	"spec_inode_based":      {"inotify.7/events/inode-based"},
+	"spec_not_recursive":    {"inotify.7/caveats/not-recursive"},
+	"spec_mount_over":       {"inotify.7/caveats/mount-over"},
+	"spec_mmap_no_events":   {"inotify.7/caveats/no-mmap-events"},
+	"spec_fallocate_modify": {"inotify.7/bugs/fallocate-modify"},
+	"spec_pending_after_rm": {"inotify.7/bugs/pending-after-rm", "inotify.7/flags/ignored"},
+	"spec_wd_cycles":        {"inotify.7/bugs/wd-cycles", "inotify_add_watch.2/description/new-wd"},
+	"spec_pseudo_fs":        {"inotify.7/caveats/pseudo-fs"},
 }

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/expect"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	"github.com/fsnsuite/fsnsuite/harness/setup"
+)
+
+// specCases check rules of the man pages no earlier case checked; each
+// names its rule ids in spec.go.
+var specCases = []harness.Case{
+	{
+		Name: "spec_inode_based",
+		Doc:  "a file's watch reports a write through another hard link of it, in another directory (inotify(7) \"Inotify monitoring is inode-based\")",
+		Run:  specInodeBased,
+	},
+	{
+		Name: "spec_not_recursive",
+		Doc:  "a directory watch reports its entries, not the entries of its subdirectories (inotify(7) CAVEATS)",
+		Run:  specNotRecursive,
+	},
+	{
+		Name: "spec_mount_over",
+		Doc:  "a tmpfs mounted on a watched directory hides it: mounting and creating under the mount report nothing; after the unmount the directory's entries are reported again (inotify(7) CAVEATS)",
+		Run:  specMountOver,
+	},
+	{
+		Name: "spec_mmap_no_events",
+		Doc:  "reads and writes through a shared mmap(2), msync(2) and munmap(2) of a watched file create no event (inotify(7) CAVEATS)",
+		Run:  specMmapNoEvents,
+	},
+	{
+		Name: "spec_fallocate_modify",
+		Doc:  "fallocate(2) of a watched file reports IN_MODIFY (inotify(7) BUGS: since 3.19)",
+		Run:  specFallocateModify,
+	},
+	{
+		Name: "spec_pending_after_rm",
+		Doc:  "an event queued before inotify_rm_watch stays readable after it, followed by IN_IGNORED (inotify(7) BUGS)",
+		Run:  specPendingAfterRm,
+	},
+	{
+		Name: "spec_wd_cycles",
+		Doc:  "a watch descriptor freed by inotify_rm_watch is not given to the next watch: descriptors go up (inotify(7) BUGS: the kernel cycles through 1..INT_MAX)",
+		Run:  specWdCycles,
+	},
+	{
+		Name:        "spec_pseudo_fs",
+		Doc:         "a watch on /proc/PID/fd reports nothing when the process opens and closes files: procfs entries the kernel makes are not monitorable (inotify(7) CAVEATS)",
+		Filesystems: []string{},
+		Run:         specPseudoFS,
+	},
+}
+
+// specInodeBased: inotify(7) "Inotify monitoring is inode-based: when
+// monitoring a file (but not when monitoring the directory containing a
+// file), an event can be generated for activity on any link to the file (in
+// the same or a different directory)."
+func specInodeBased(t *harness.T) {
+	d1, d2 := t.Path("d1"), t.Path("d2")
+	setup.Mkdir(t, d1, d2)
+	f, l := filepath.Join(d1, "f"), filepath.Join(d2, "l")
+	setup.Touch(t, f)
+	if err := unix.Link(f, l); err != nil {
+		t.Fatalf("setup: link: %v", err)
+	}
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_MODIFY)
+	expect.InotifySteps(t, in, "watch d1/f IN_MODIFY; d2/l another link of it", []step{
+		{Did: "write through d2/l", Do: func() error { return a.WriteFile(l, []byte("x")) }, Want: []inotify.Event{ev(wd, unix.IN_MODIFY, "")}},
+	})
+}
+
+// specNotRecursive: inotify(7) CAVEATS "Inotify monitoring of directories is
+// not recursive: to monitor subdirectories under a directory, additional
+// watches must be created."
+func specNotRecursive(t *harness.T) {
+	d := t.Path("d")
+	sub := filepath.Join(d, "sub")
+	setup.Mkdir(t, d, sub)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, d, unix.IN_CREATE|unix.IN_MODIFY|unix.IN_CLOSE_WRITE)
+	expect.InotifySteps(t, in, "watch d IN_CREATE|IN_MODIFY|IN_CLOSE_WRITE", []step{
+		{Did: "create d/sub/g, write, close", Do: func() error { return a.WriteFile(filepath.Join(sub, "g"), []byte("x")) }, Want: nil},
+		{Did: "create d/f", Do: func() error { return a.Touch(filepath.Join(d, "f")) },
+			Want: []inotify.Event{ev(wd, unix.IN_CREATE, "f"), ev(wd, unix.IN_CLOSE_WRITE, "f")}},
+	})
+}
+
+// specMountOver: inotify(7) CAVEATS "If a filesystem is mounted on top of a
+// monitored directory, no event is generated, and no events are generated
+// for objects immediately under the new mount point. If the filesystem is
+// subsequently unmounted, events will subsequently be generated for the
+// directory and the objects it contains." The case process is in its own
+// mount namespace, as are its actors.
+func specMountOver(t *harness.T) {
+	d := t.Path("d")
+	setup.Mkdir(t, d)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, d, unix.IN_ALL_EVENTS)
+	mounted := false
+	t.Cleanup(func() {
+		if mounted {
+			unix.Unmount(d, unix.MNT_DETACH)
+		}
+	})
+	expect.InotifySteps(t, in, "watch d IN_ALL_EVENTS", []step{
+		{Did: "mount a tmpfs on d", Do: func() error {
+			err := unix.Mount("fsnsuite", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=0755")
+			mounted = err == nil
+			if err != nil {
+				return fmt.Errorf("setup: mount tmpfs on %s: %w", d, err)
+			}
+			return nil
+		}, Want: nil},
+		{Did: "create d/f (on the tmpfs)", Do: func() error { return a.Touch(filepath.Join(d, "f")) }, Want: nil},
+		{Did: "unmount d", Do: func() error {
+			err := unix.Unmount(d, 0)
+			mounted = err != nil
+			return err
+		}, Want: nil},
+		{Did: "create d/g (on the watched directory)", Do: func() error { return a.Touch(filepath.Join(d, "g")) },
+			Want: []inotify.Event{ev(wd, unix.IN_CREATE, "g"), ev(wd, unix.IN_OPEN, "g"), ev(wd, unix.IN_CLOSE_WRITE, "g")}},
+	})
+}
+
+// specMmapNoEvents: inotify(7) CAVEATS "The inotify API does not report file
+// accesses and modifications that may occur because of mmap(2), msync(2),
+// and munmap(2)." The file is opened before the watch, in the test process
+// (the actor cannot map).
+func specMmapNoEvents(t *harness.T) {
+	f := t.Path("f")
+	setup.WriteFile(t, f, "0123456789")
+	fd := setup.Open(t, f, unix.O_RDWR)
+	in := t.Inotify(0)
+	watch(t, in, f, unix.IN_ACCESS|unix.IN_MODIFY)
+	expect.InotifySteps(t, in, "f open O_RDWR; watch f IN_ACCESS|IN_MODIFY", []step{
+		{Did: "mmap MAP_SHARED; read and write a byte through it; msync; munmap", Do: func() error {
+			m, err := unix.Mmap(fd, 0, 10, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			if err != nil {
+				return err
+			}
+			m[0] = m[1] + 1
+			if err := unix.Msync(m, unix.MS_SYNC); err != nil {
+				unix.Munmap(m)
+				return err
+			}
+			return unix.Munmap(m)
+		}, Want: nil},
+	})
+}
+
+// specFallocateModify: inotify(7) BUGS "Since Linux 3.19, calls to
+// fallocate(2) generate IN_MODIFY events" (vfs_fallocate ->
+// fsnotify_modify).
+func specFallocateModify(t *harness.T) {
+	f := t.Path("f")
+	setup.Touch(t, f)
+	fd := setup.Open(t, f, unix.O_RDWR)
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_MODIFY)
+	expect.InotifySteps(t, in, "f open O_RDWR; watch f IN_MODIFY", []step{
+		{Did: "fallocate 4096 bytes", Do: func() error { return unix.Fallocate(fd, 0, 0, 4096) }, Want: []inotify.Event{ev(wd, unix.IN_MODIFY, "")}},
+	})
+}
+
+// specPendingAfterRm: inotify(7) BUGS "When a watch descriptor is removed by
+// calling inotify_rm_watch(2) ..., any pending unread events for that watch
+// descriptor remain available to read"; IN_IGNORED follows ("Watch was
+// removed explicitly").
+func specPendingAfterRm(t *harness.T) {
+	f := t.Path("f")
+	setup.Touch(t, f)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, f, unix.IN_ATTRIB)
+	expect.InotifySteps(t, in, "watch f IN_ATTRIB", []step{
+		{Did: "chmod f; inotify_rm_watch before reading", Do: func() error {
+			if err := a.Chmod(f, 0o600); err != nil {
+				return err
+			}
+			return in.RmWatch(wd)
+		}, Want: []inotify.Event{ev(wd, unix.IN_ATTRIB, ""), ev(wd, unix.IN_IGNORED, "")}},
+	})
+}
+
+// specWdCycles: inotify(7) BUGS "the kernel cycles through the range of
+// possible watch descriptors (1 to INT_MAX) incrementally": a freed number
+// is not reused by the next watch (inotify_add_to_idr allocates cyclically
+// from last_wd+1).
+func specWdCycles(t *harness.T) {
+	f, g, h := t.Path("f"), t.Path("g"), t.Path("h")
+	setup.Touch(t, f, g, h)
+	in := t.Inotify(0)
+	wdF := watch(t, in, f, unix.IN_ATTRIB)
+	wdG := watch(t, in, g, unix.IN_ATTRIB)
+	if err := in.RmWatch(wdF); err != nil {
+		t.Fatalf("%v", err)
+	}
+	wdH := watch(t, in, h, unix.IN_ATTRIB)
+	if !(wdF < wdG && wdG < wdH) {
+		t.Errorf("watch f = %d, g = %d, rm f, watch h = %d: want increasing descriptors (h does not reuse f's %d)", wdF, wdG, wdH, wdF)
+	}
+}
+
+// specPseudoFS: inotify(7) CAVEATS "various pseudo-filesystems such as
+// /proc, /sys, and /dev/pts are not monitorable with inotify": the entries
+// procfs shows for a process's descriptors come and go with no event.
+func specPseudoFS(t *harness.T) {
+	f := t.Path("f")
+	setup.Touch(t, f)
+	a := t.Actor()
+	in := t.Inotify(0)
+	watch(t, in, fmt.Sprintf("/proc/%d/fd", a.Pid()), unix.IN_CREATE|unix.IN_DELETE|unix.IN_ATTRIB|unix.IN_MODIFY)
+	expect.InotifySteps(t, in, fmt.Sprintf("watch /proc/%d/fd (the actor's) IN_CREATE|IN_DELETE|IN_ATTRIB|IN_MODIFY", a.Pid()), []step{
+		{Did: "actor opens f and closes it", Do: func() error {
+			fd, err := a.Open(f, unix.O_RDONLY, 0)
+			if err != nil {
+				return err
+			}
+			return a.Close(fd)
+		}, Want: nil},
+	})
+}
