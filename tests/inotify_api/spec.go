@@ -17,4 +17,9 @@ var specRules = map[string][]string{
 	"api_errors/add_fd_not_inotify":      {"inotify_add_watch.2/errors/EINVAL-not-inotify"},
 	"api_errors/add_no_read_permission":  {"inotify_add_watch.2/errors/EACCES"},
 	"api_errors/add_missing_path":        {"inotify_add_watch.2/errors/ENOENT"},
+	// cases_spec.go
+	"spec_poll_readable":                            {"inotify.7/notes/poll"},
+	"spec_add_watch_path_errors/efault":             {"inotify_add_watch.2/errors/EFAULT"},
+	"spec_add_watch_path_errors/path_too_long":      {"inotify_add_watch.2/errors/ENAMETOOLONG"},
+	"spec_add_watch_path_errors/component_too_long": {"inotify_add_watch.2/errors/ENAMETOOLONG"},
 }
