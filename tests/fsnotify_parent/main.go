@@ -30,7 +30,7 @@ func main() {
 
 func allCases() []harness.Case {
 	var cs []harness.Case
-	for _, group := range [][]harness.Case{childCases, renameCases, maskCases, dirCases, specialCases, unlinkCases, permCases, raceCases} {
+	for _, group := range [][]harness.Case{childCases, renameCases, maskCases, dirCases, specialCases, unlinkCases, permCases, raceCases, specCases} {
 		cs = append(cs, group...)
 	}
 	// Requirements belong to cases: an .inotify case needs inotify only,
