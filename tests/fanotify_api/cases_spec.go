@@ -500,7 +500,7 @@ func specFdinfoLines(t *harness.T) {
 	want := map[string]bool{
 		fmt.Sprintf("fanotify ino:%x sdev:%x mflags:%x mask:%x ignored_mask:%x fhandle-bytes:%x fhandle-type:%x f_handle:%s",
 			st.Ino, kernelDev(st.Dev), unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN, unix.FAN_CLOSE_WRITE, handleBytes, fid.HandleType, fid.Handle): true,
-		fmt.Sprintf("fanotify mnt_id:%x mflags:0 mask:%x ignored_mask:0", stx.Mnt_id, unix.FAN_CLOSE_NOWRITE): true,
+		fmt.Sprintf("fanotify mnt_id:%x mflags:0 mask:%x ignored_mask:0", stx.Mnt_id, unix.FAN_CLOSE_NOWRITE):              true,
 		fmt.Sprintf("fanotify sdev:%x mflags:0 mask:%x ignored_mask:0", kernelDev(st.Dev), unix.FAN_MODIFY|unix.FAN_ONDIR): true,
 	}
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], wantGroup) || (len(wantGroup) > len("fanotify flags:0 event-flags:") && lines[0] != wantGroup) {
