@@ -74,6 +74,13 @@ var specCases = []harness.Case{
 		Run:      specReadEmfile,
 	},
 	{
+		Name:        "spec_btrfs_subvolume_exdev",
+		Doc:         "a FID group's mount or filesystem mark on a btrfs subvolume, or an inode mark there beside one on the top volume, is EXDEV; an inode mark there alone, or a fd group's mark, is not (fanotify_mark(2) EXDEV; fanotify_test_fsid, fanotify_set_mark_fsid)",
+		Filesystems: []string{"btrfs"},
+		Needs:       []*feature.Feature{feature.ReportFID, feature.MarkFilesystem},
+		Run:         specBtrfsSubvolumeExdev,
+	},
+	{
 		Name: "spec_read_etxtbsy",
 		Doc:  "a group whose event fds are O_RDWR cannot open a file being executed: read(2) of its event fails with ETXTBSY (fanotify(7) ERRORS)",
 		Run:  specReadEtxtbsy,
@@ -701,4 +708,65 @@ func waitRunning(t *harness.T, prog string, d time.Duration) int {
 	}
 	t.Fatalf("setup: %s did not start running within %v", prog, d)
 	return 0
+}
+
+// btrfsSubvolCreate is BTRFS_IOC_SUBVOL_CREATE, _IOW(0x94, 14, struct
+// btrfs_ioctl_vol_args) (include/uapi/linux/btrfs.h): the struct is an
+// __s64 fd and a 4088-byte name, 4096 bytes.
+const btrfsSubvolCreate = 1<<30 | 4096<<16 | 0x94<<8 | 14
+
+// makeSubvolume creates subvolume name in the btrfs directory dir.
+func makeSubvolume(t *harness.T, dir, name string) string {
+	t.Helper()
+	var args [4096]byte
+	copy(args[8:], name)
+	fd := setup.Open(t, dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), btrfsSubvolCreate, uintptr(unsafe.Pointer(&args[0]))); e != 0 {
+		t.Fatalf("setup: BTRFS_IOC_SUBVOL_CREATE %s in %s: %v", name, dir, e)
+	}
+	return dir + "/" + name
+}
+
+// specBtrfsSubvolumeExdev: fanotify_mark(2) EXDEV "The filesystem object
+// indicated by path resides within a filesystem subvolume (e.g., btrfs(5))
+// which uses a different fsid than its root superblock. This error can be
+// returned only with an fanotify group that identifies filesystem objects by
+// file handles. Since Linux 6.8, this error will be returned when trying to
+// add a mount or filesystem mark on a subvolume, when trying to add inode
+// marks in different subvolumes, or when trying to add inode marks in a
+// btrfs(5) subvolume and in another filesystem." fanotify_test_fsid refuses
+// mount and filesystem marks on a subvolume (the fsid is "weak"),
+// fanotify_set_mark_fsid a group's mix of weak and strong fsids. An inode
+// mark in a subvolume alone is allowed, and a group reporting fds has no
+// fsid to check.
+func specBtrfsSubvolumeExdev(t *harness.T) {
+	sub := makeSubvolume(t, t.Dir(), "sub")
+	top, inSub := t.Path("top"), sub+"/f"
+	setup.Touch(t, top, inSub)
+	var stTop, stSub unix.Statfs_t
+	if unix.Statfs(top, &stTop) != nil || unix.Statfs(inSub, &stSub) != nil || stTop.Fsid == stSub.Fsid {
+		t.Fatalf("setup: the subvolume's statfs f_fsid %v is not other than the top volume's %v", stSub.Fsid, stTop.Fsid)
+	}
+	fid := func() *fanotify.Group { return t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY) }
+	for _, k := range []struct {
+		name  string
+		flags uint
+	}{{"FAN_MARK_FILESYSTEM", unix.FAN_MARK_FILESYSTEM}, {"FAN_MARK_MOUNT", unix.FAN_MARK_MOUNT}} {
+		g := fid()
+		expect.Errno(t, "FID group: "+k.name+" FAN_CLOSE_WRITE on a file in a subvolume", g.Add(k.flags, unix.FAN_CLOSE_WRITE, inSub), unix.EXDEV)
+		expect.MarkKinds(t, "after the refused "+k.name, g, "none")
+	}
+	alone := fid()
+	expect.Errno(t, "FID group: inode mark on a file in a subvolume, the group's only mark", alone.Add(0, unix.FAN_CLOSE_WRITE, inSub), 0)
+	fdGroup := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	expect.Errno(t, "fd group: filesystem mark on a file in a subvolume", fdGroup.Add(unix.FAN_MARK_FILESYSTEM, unix.FAN_CLOSE_WRITE, inSub), 0)
+	mixed := fid()
+	expect.Errno(t, "FID group: inode mark on a file of the top volume", mixed.Add(0, unix.FAN_CLOSE_WRITE, top), 0)
+	err := mixed.Add(0, unix.FAN_CLOSE_WRITE, inSub)
+	if !feature.KernelAtLeast("6.8") {
+		t.Notef("before 6.8 a group may mix inode marks of a subvolume and of its top volume (fanotify_mark(2) EXDEV: \"Since Linux 6.8\"); this kernel: %v", err)
+		return
+	}
+	expect.Errno(t, "FID group with a mark on the top volume: inode mark on a file in a subvolume", err, unix.EXDEV)
+	expect.MarkKinds(t, "after the refused mixed mark", mixed, "inode")
 }

@@ -89,4 +89,5 @@ var specRules = map[string][]string{
 	"spec_read_emfile/without_fd_error":           {"fanotify.7/errors/read-EMFILE"},
 	"spec_read_emfile/with_fd_error":              {"fanotify.7/errors/read-EMFILE", "fanotify.7/records/fd-error-value"},
 	"spec_read_etxtbsy":                           {"fanotify.7/errors/read-ETXTBSY"},
+	"spec_btrfs_subvolume_exdev":                  {"fanotify_mark.2/errors/EXDEV-subvolume"},
 }
