@@ -28,8 +28,8 @@ import (
 var specCases = []harness.Case{
 	{
 		Name:     "spec_mark_refusals",
-		Doc:      "fanotify_mark flag and mask combinations fanotify_mark(2) and do_fanotify_mark refuse (or accept): empty remove mask, mount-namespace marks, pre-content and permission events where they cannot be, FLUSH and absolute paths with a bad dirfd",
-		Subtests: []string{"remove_empty_mask", "mntns_not_nsfs", "mntns_without_report_mnt", "mnt_events_on_inode_mark", "pre_access_content_class", "pre_access_ondir", "perm_in_fid_group", "perm_on_proc", "flush_bad_dirfd", "absolute_path_bad_dirfd"},
+		Doc:      "fanotify_mark flag and mask combinations fanotify_mark(2) and do_fanotify_mark refuse (or accept): empty remove mask, mount-namespace marks, pre-content and permission events where they cannot be, FLUSH and absolute paths with a bad dirfd, a relative path from the working directory",
+		Subtests: []string{"remove_empty_mask", "mntns_not_nsfs", "mntns_without_report_mnt", "mnt_events_on_inode_mark", "pre_access_content_class", "pre_access_ondir", "perm_in_fid_group", "perm_on_proc", "flush_bad_dirfd", "absolute_path_bad_dirfd", "relative_path_cwd"},
 		Run:      specMarkRefusals,
 	},
 	{
@@ -37,6 +37,12 @@ var specCases = []harness.Case{
 		Doc:   "fanotify_init(FAN_ENABLE_AUDIT) by a thread without CAP_AUDIT_WRITE is EPERM, with it a group (fanotify_init(2) FAN_ENABLE_AUDIT; fanotify_user.c fanotify_init)",
 		Needs: []*feature.Feature{feature.EnableAudit},
 		Run:   specEnableAuditNeedsCap,
+	},
+	{
+		Name:  "spec_report_tid_needs_cap",
+		Doc:   "fanotify_init(FAN_REPORT_FID|FAN_REPORT_TID) by a thread without CAP_SYS_ADMIN is EPERM, though FAN_REPORT_FID alone is allowed it (fanotify_init(2) FAN_REPORT_TID: \"Use of this flag requires the CAP_SYS_ADMIN capability\")",
+		Needs: []*feature.Feature{feature.ReportTID, feature.UnprivilegedFanotify},
+		Run:   specReportTidNeedsCap,
 	},
 	{
 		Name:  "spec_response_info_record",
@@ -69,8 +75,8 @@ var specCases = []harness.Case{
 	},
 	{
 		Name:     "spec_read_emfile",
-		Doc:      "a read(2) that cannot install the event fd under RLIMIT_NOFILE fails with EMFILE; with FAN_REPORT_FD_ERROR the event carries -EMFILE as its fd (fanotify(7) ERRORS; copy_event_to_user)",
-		Subtests: []string{"without_fd_error", "with_fd_error"},
+		Doc:      "a read(2) that cannot install the event fd under RLIMIT_NOFILE fails with EMFILE; with FAN_REPORT_FD_ERROR the event carries -EMFILE as its fd; a read that copied an event before the error returns that event (fanotify(7) ERRORS, BUGS; copy_event_to_user)",
+		Subtests: []string{"without_fd_error", "with_fd_error", "after_an_event"},
 		Run:      specReadEmfile,
 	},
 	{
@@ -105,6 +111,7 @@ func specMarkRefusals(t *harness.T) {
 		want      unix.Errno
 		after     string // the mark kinds fdinfo shows afterwards
 		src       string
+		cwd       string // the working directory during the call
 	}
 	rows := []row{
 		{name: "remove_empty_mask", flags: unix.FAN_MARK_REMOVE, mask: 0, path: f, want: unix.EINVAL, after: "inode",
@@ -133,6 +140,8 @@ func specMarkRefusals(t *harness.T) {
 			src: "fanotify_mark(2) BUGS: since 3.16 FAN_MARK_FLUSH needs no valid dirfd/path (do_fanotify_mark flushes before the lookup)"},
 		{name: "absolute_path_bad_dirfd", flags: unix.FAN_MARK_ADD, mask: unix.FAN_OPEN, dirfd: closed, path: f, want: 0, after: "inode",
 			src: "fanotify_mark(2): an absolute path is used and dirfd ignored"},
+		{name: "relative_path_cwd", flags: unix.FAN_MARK_ADD, mask: unix.FAN_OPEN, path: "f", cwd: t.Dir(), want: 0, after: "inode",
+			src: "fanotify_mark(2): a relative path with AT_FDCWD is resolved from the current working directory"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *harness.T) {
@@ -148,12 +157,17 @@ func specMarkRefusals(t *harness.T) {
 			if dirfd == 0 {
 				dirfd = unix.AT_FDCWD
 			}
-			err := g.Mark(r.flags|markCmd(r.flags), r.mask, dirfd, r.path)
+			var err error
+			if r.cwd != "" {
+				err = inDir(t, r.cwd, func() error { return g.Mark(r.flags|markCmd(r.flags), r.mask, dirfd, r.path) })
+			} else {
+				err = g.Mark(r.flags|markCmd(r.flags), r.mask, dirfd, r.path)
+			}
 			what := fmt.Sprintf("fanotify_mark(%s, %s, dirfd %d, %q) in a %s group (%s)",
 				fanotify.MarkFlagsString(r.flags|markCmd(r.flags)), fanotify.Mask(r.mask), dirfd, r.path, fanotify.InitFlagsString(r.initFlags), r.src)
 			expect.Errno(t, what, err, r.want)
 			expect.MarkKinds(t, "after "+r.name, g, r.after)
-			if r.name == "absolute_path_bad_dirfd" {
+			if r.name == "absolute_path_bad_dirfd" || r.name == "relative_path_cwd" {
 				ms, err := g.Marks()
 				if err != nil {
 					t.Fatalf("%v", err)
@@ -164,6 +178,25 @@ func specMarkRefusals(t *harness.T) {
 			}
 		})
 	}
+}
+
+// inDir runs fn with the case process's working directory set to dir, and
+// puts the old one back (every other path in the case is absolute).
+func inDir(t *harness.T, dir string, fn func() error) error {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("setup: getwd: %v", err)
+	}
+	if err := unix.Chdir(dir); err != nil {
+		t.Fatalf("setup: chdir %s: %v", dir, err)
+	}
+	defer func() {
+		if err := unix.Chdir(old); err != nil {
+			t.Fatalf("chdir back to %s: %v", old, err)
+		}
+	}()
+	return fn()
 }
 
 // markCmd adds FAN_MARK_ADD to flags that name no command.
@@ -192,6 +225,24 @@ func specEnableAuditNeedsCap(t *harness.T) {
 	if err == nil {
 		unix.Close(fd)
 	}
+}
+
+// specReportTidNeedsCap: fanotify_init(2) FAN_REPORT_TID "Use of this flag
+// requires the CAP_SYS_ADMIN capability"; fanotify_user.c fanotify_init
+// refuses FANOTIFY_ADMIN_INIT_FLAGS (FAN_REPORT_TID among them) with EPERM
+// to a caller without it.
+func specReportTidNeedsCap(t *harness.T) {
+	try := func(flags uint) error {
+		return fixture.WithoutCaps([]uintptr{unix.CAP_SYS_ADMIN}, func() error {
+			fd, err := unix.FanotifyInit(flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		})
+	}
+	expect.Errno(t, "fanotify_init(FAN_REPORT_FID) without CAP_SYS_ADMIN", try(unix.FAN_REPORT_FID), 0)
+	expect.Errno(t, "fanotify_init(FAN_REPORT_FID|FAN_REPORT_TID) without CAP_SYS_ADMIN", try(unix.FAN_REPORT_FID|unix.FAN_REPORT_TID), unix.EPERM)
 }
 
 // Values of include/uapi/linux/fanotify.h that golang.org/x/sys/unix does
@@ -617,11 +668,50 @@ func specReadEmfile(t *harness.T) {
 			}
 		})
 	}
+	t.Run("after_an_event", specReadAfterAnEvent)
+}
+
+// specReadAfterAnEvent: fanotify(7) BUGS "If a call to read(2) processes
+// multiple events from the fanotify queue and an error occurs, the return
+// value will be the total size of the events successfully copied to the
+// user-space buffer before the error occurred" (fanotify_read returns the
+// bytes copied when it has any). Room for one descriptor: the first event's
+// fd installs, the second's fails.
+func specReadAfterAnEvent(t *harness.T) {
+	f, h := t.Path("after_f"), t.Path("after_h")
+	setup.Touch(t, f, h)
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_NONBLOCK, unix.O_RDONLY)
+	for _, p := range []string{f, h} {
+		if err := g.Add(0, unix.FAN_OPEN, p); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	openClose(t, a, f, unix.O_RDONLY)
+	openClose(t, a, h, unix.O_RDONLY)
+	buf := make([]byte, 4096)
+	n, err := readAtFdLimitPlus(t, g.Fd(), buf, 1)
+	if err != nil {
+		t.Fatalf("read(2) of two FAN_OPEN events with room for one descriptor: %v, want the first event", err)
+	}
+	evs, derr := fanotify.Decode(buf[:n])
+	fanotify.CloseEventFds(evs)
+	if derr != nil {
+		t.Fatalf("%v", derr)
+	}
+	expect.Fanotify(t, "marks FAN_OPEN on f and h; actor opens f then h; read with room for one descriptor", evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
 }
 
 // readAtFdLimit reads fd with RLIMIT_NOFILE lowered to the lowest free
 // descriptor number, so no descriptor can be installed, and restores it.
 func readAtFdLimit(t *harness.T, fd int, buf []byte) (int, error) {
+	t.Helper()
+	return readAtFdLimitPlus(t, fd, buf, 0)
+}
+
+// readAtFdLimitPlus is readAtFdLimit with the limit extra above the lowest
+// free descriptor: room for one descriptor when extra is 1.
+func readAtFdLimitPlus(t *harness.T, fd int, buf []byte, extra int) (int, error) {
 	t.Helper()
 	var old unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
@@ -634,7 +724,7 @@ func readAtFdLimit(t *harness.T, fd int, buf []byte) (int, error) {
 	unix.Close(lowest)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	lim := unix.Rlimit{Cur: uint64(lowest), Max: old.Max}
+	lim := unix.Rlimit{Cur: uint64(lowest + extra), Max: old.Max}
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatalf("setrlimit: %v", err)
 	}

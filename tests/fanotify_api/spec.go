@@ -90,4 +90,7 @@ var specRules = map[string][]string{
 	"spec_read_emfile/with_fd_error":              {"fanotify.7/errors/read-EMFILE", "fanotify.7/records/fd-error-value"},
 	"spec_read_etxtbsy":                           {"fanotify.7/errors/read-ETXTBSY"},
 	"spec_btrfs_subvolume_exdev":                  {"fanotify_mark.2/errors/EXDEV-subvolume"},
+	"spec_mark_refusals/relative_path_cwd":        {"fanotify_mark.2/path/relative-to-cwd"},
+	"spec_report_tid_needs_cap":                   {"fanotify_init.2/flags/report-tid-needs-cap"},
+	"spec_read_emfile/after_an_event":             {"fanotify.7/bugs/read-error-after-events"},
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -54,6 +57,24 @@ var specCases = []harness.Case{
 		Doc:   "a script run as sh SCRIPT is opened by the interpreter: FAN_OPEN, never FAN_OPEN_EXEC (fanotify_mark(2) NOTES: exec events only for execve(2), not for a file an interpreter reads)",
 		Needs: []*feature.Feature{feature.OpenExec},
 		Run:   specExecScriptInterpreter,
+	},
+	{
+		Name:  "spec_event_on_child_no_self",
+		Doc:   "a directory's FAN_DELETE_SELF|FAN_MOVE_SELF|FAN_EVENT_ON_CHILD mark gets nothing when a child is renamed and deleted; the child's own mark gets both (fanotify_mark(2) FAN_EVENT_ON_CHILD)",
+		Needs: []*feature.Feature{feature.ReportFID},
+		Run:   specEventOnChildNoSelf,
+	},
+	{
+		Name:        "spec_exec_dynamic_linker",
+		Doc:         "executing a dynamically linked program reports FAN_OPEN_EXEC on its dynamic linker (PT_INTERP) when the linker is marked (fanotify_mark(2) NOTES)",
+		Needs:       []*feature.Feature{feature.OpenExec},
+		Filesystems: []string{}, // the host's linker: no filesystem of the suite's
+		Run:         specExecDynamicLinker,
+	},
+	{
+		Name: "spec_readdir_access",
+		Doc:  "getdents(2) of a directory marked FAN_ACCESS|FAN_ONDIR reports FAN_ACCESS (fanotify_mark(2) BUGS: readdir gave none before 3.16)",
+		Run:  specReaddirAccess,
 	},
 	{
 		Name:     "spec_ignore_while_open_for_write",
@@ -277,4 +298,132 @@ func specIgnoreWhileOpenForWrite(t *harness.T) {
 			})
 		})
 	}
+}
+
+// specEventOnChildNoSelf: fanotify_mark(2) FAN_EVENT_ON_CHILD "Note that the
+// events FAN_DELETE_SELF and FAN_MOVE_SELF are not generated for children of
+// marked directories" (they are not FS_EVENTS_POSS_ON_CHILD:
+// include/linux/fsnotify_backend.h). The child's own mark shows they
+// happened.
+func specEventOnChildNoSelf(t *harness.T) {
+	d := t.Path("d")
+	setup.Mkdir(t, d)
+	f, g := filepath.Join(d, "f"), filepath.Join(d, "g")
+	setup.Touch(t, f)
+	fid := expect.FID(t, f)
+	a := t.Actor()
+	dirGroup := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
+	self := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
+	mark(t, dirGroup, 0, unix.FAN_DELETE_SELF|unix.FAN_MOVE_SELF|unix.FAN_EVENT_ON_CHILD, d)
+	mark(t, self, 0, unix.FAN_DELETE_SELF|unix.FAN_MOVE_SELF, f)
+	did := "FID groups: d marked DELETE_SELF|MOVE_SELF|EVENT_ON_CHILD, d/f marked DELETE_SELF|MOVE_SELF"
+	for _, s := range []struct {
+		did  string
+		do   func() error
+		mask uint64
+	}{
+		{"rename d/f d/g", func() error { return a.Rename(f, g) }, unix.FAN_MOVE_SELF},
+		{"unlink d/g", func() error { return a.Unlink(g) }, unix.FAN_DELETE_SELF},
+	} {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.did, err)
+		}
+		got, err := dirGroup.Drain()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		expect.Fanotify(t, did+"; "+s.did+" (the directory's group)", got, nil)
+		got, err = self.Drain()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		expect.Fanotify(t, did+"; "+s.did+" (the child's group)", got, []fanotify.Event{fev(s.mask, a.Pid(), "", fid)})
+	}
+	expect.QuietAll(t, did+"; after the last step", expect.Quiet, expect.OnFanotify("directory", dirGroup), expect.OnFanotify("child", self))
+}
+
+// specExecDynamicLinker: fanotify_mark(2) NOTES "if a mark has also been
+// placed on the Linux dynamic linker, a user should also expect to receive
+// an event for it when an ELF object has been successfully opened using
+// execve(2)" (load_elf_binary opens PT_INTERP with open_exec: FMODE_EXEC,
+// fsnotify_open -> FAN_OPEN_EXEC). The linker is the host's own: its inode
+// mark also sees every other process's program start, so only the events
+// of the actor's child count; that child must cause exactly one.
+func specExecDynamicLinker(t *harness.T) {
+	prog := ""
+	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
+		if _, err := os.Stat(p); err == nil {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		t.Skipf("no true(1) to execute (/usr/bin/true, /bin/true)")
+	}
+	ef, err := elf.Open(prog)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	interp := ""
+	for _, ph := range ef.Progs {
+		if ph.Type == elf.PT_INTERP {
+			b := make([]byte, ph.Filesz)
+			if _, err := ph.ReadAt(b, 0); err == nil {
+				interp = strings.TrimRight(string(b), "\x00")
+			}
+		}
+	}
+	ef.Close()
+	if interp == "" {
+		t.Skipf("%s is statically linked (no PT_INTERP)", prog)
+	}
+	linker, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	a := t.Actor()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	mark(t, g, 0, unix.FAN_OPEN_EXEC, linker)
+	r, err := a.Do(actor.Op{Kind: "exec", Path: prog})
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil || r.N != 0 {
+		t.Fatalf("exec %s: %v, exit status %d", prog, err, r.N)
+	}
+	got, err := g.Drain()
+	defer fanotify.CloseEventFds(got)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	var mine []fanotify.Event
+	for _, e := range got {
+		if int(e.Pid) == r.Pid {
+			mine = append(mine, e)
+		}
+	}
+	expect.Fanotify(t, fmt.Sprintf("inode mark FAN_OPEN_EXEC on the dynamic linker %s; exec %s (events of its pid %d)", linker, prog, r.Pid), mine,
+		[]fanotify.Event{fev(unix.FAN_OPEN_EXEC, r.Pid, linker)})
+}
+
+// specReaddirAccess: fanotify_mark(2) BUGS "readdir(2) does not generate a
+// FAN_ACCESS event" before 3.16; since then iterate_dir -> fsnotify_access.
+// The test process reads the directory (the actor has no getdents); the
+// directory is opened before the mark.
+func specReaddirAccess(t *harness.T) {
+	d := t.Path("d")
+	setup.Mkdir(t, d)
+	setup.Touch(t, filepath.Join(d, "f"))
+	fd := setup.Open(t, d, unix.O_RDONLY|unix.O_DIRECTORY)
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	mark(t, g, 0, unix.FAN_ACCESS|unix.FAN_ONDIR, d)
+	expect.FanotifySteps(t, g, fdGroup, "d open O_DIRECTORY; inode mark on d FAN_ACCESS|FAN_ONDIR", []step{
+		{Did: "getdents d", Do: func() error {
+			n, err := unix.Getdents(fd, make([]byte, 4096))
+			if err == nil && n == 0 {
+				err = fmt.Errorf("getdents returned no entry")
+			}
+			return err
+		}, Want: []fanotify.Event{fev(unix.FAN_ACCESS, os.Getpid(), d)}},
+	})
 }

@@ -41,4 +41,7 @@ var specRules = map[string][]string{
 	"spec_fallocate_modify":            {"fanotify.7/bugs/fallocate-modify"},
 	"spec_exec_script_interpreter":     {"fanotify_mark.2/notes/exec-events-on-execve-only"},
 	"spec_ignore_while_open_for_write": {"fanotify_mark.2/flags/ignore-while-open-for-write"},
+	"spec_event_on_child_no_self":      {"fanotify_mark.2/mask/event-on-child-no-self", "fanotify_mark.2/mask/move-self", "fanotify_mark.2/mask/delete-self"},
+	"spec_exec_dynamic_linker":         {"fanotify_mark.2/notes/exec-dynamic-linker"},
+	"spec_readdir_access":              {"fanotify_mark.2/bugs/readdir-access"},
 }

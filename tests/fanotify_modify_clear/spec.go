@@ -14,5 +14,6 @@ var specRules = map[string][]string{
 	"dir_children_legacy_surv_kept":   {"fanotify_mark.2/flags/surv-modify-kept"},
 	"ignore_file_no_surv_cleared":     {"fanotify_mark.2/flags/surv-modify-cleared-by-modify"},
 	"ignore_surv_no_downgrade_eexist": {"fanotify_mark.2/flags/surv-modify-sticky"},
+	"legacy_surv_downgrade_accepted":  {"fanotify_mark.2/flags/surv-modify-sticky"},
 	"mixed_mount_cleared_inode_kept":  {"fanotify_mark.2/flags/surv-modify-cleared-by-modify", "fanotify_mark.2/flags/surv-modify-kept"},
 }

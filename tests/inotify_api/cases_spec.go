@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"unsafe"
 
@@ -21,8 +22,8 @@ var specCases = []harness.Case{
 	},
 	{
 		Name:     "spec_add_watch_path_errors",
-		Doc:      "inotify_add_watch with a path outside the address space is EFAULT, with a path over PATH_MAX or a component over NAME_MAX ENAMETOOLONG (inotify_add_watch(2) ERRORS)",
-		Subtests: []string{"efault", "path_too_long", "component_too_long"},
+		Doc:      "inotify_add_watch with a path outside the address space is EFAULT, with a path over PATH_MAX or a component over NAME_MAX ENAMETOOLONG, with a dangling symbolic link ENOENT (inotify_add_watch(2) ERRORS)",
+		Subtests: []string{"efault", "path_too_long", "component_too_long", "dangling_symlink"},
 		Run:      specAddWatchPathErrors,
 	},
 }
@@ -67,7 +68,8 @@ func specPollReadable(t *harness.T) {
 // specAddWatchPathErrors: inotify_add_watch(2) ERRORS EFAULT "path points
 // outside of the process's accessible address space", ENAMETOOLONG "path is
 // too long" (getname: PATH_MAX including the NUL; a component over NAME_MAX
-// in the lookup).
+// in the lookup), ENOENT "A directory component in path does not exist or is
+// a dangling symbolic link".
 func specAddWatchPathErrors(t *harness.T) {
 	in := t.Inotify(0)
 	addRaw := func(p uintptr) error {
@@ -92,5 +94,13 @@ func specAddWatchPathErrors(t *harness.T) {
 	t.Run("component_too_long", func(t *harness.T) {
 		_, err := in.AddWatch(t.Dir()+"/"+strings.Repeat("n", 256), unix.IN_OPEN)
 		expect.Errno(t, "inotify_add_watch with a 256-byte name", err, unix.ENAMETOOLONG)
+	})
+	t.Run("dangling_symlink", func(t *harness.T) {
+		l := t.Path("dangling")
+		if err := os.Symlink("missing", l); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+		_, err := in.AddWatch(l, unix.IN_OPEN)
+		expect.Errno(t, "inotify_add_watch of a symbolic link to a missing file", err, unix.ENOENT)
 	})
 }

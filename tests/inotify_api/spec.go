@@ -22,4 +22,5 @@ var specRules = map[string][]string{
 	"spec_add_watch_path_errors/efault":             {"inotify_add_watch.2/errors/EFAULT"},
 	"spec_add_watch_path_errors/path_too_long":      {"inotify_add_watch.2/errors/ENAMETOOLONG"},
 	"spec_add_watch_path_errors/component_too_long": {"inotify_add_watch.2/errors/ENAMETOOLONG"},
+	"spec_add_watch_path_errors/dangling_symlink":   {"inotify_add_watch.2/errors/ENOENT-dangling"},
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/actor"
 	"github.com/fsnsuite/fsnsuite/harness/expect"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
 	"github.com/fsnsuite/fsnsuite/harness/setup"
@@ -49,6 +51,16 @@ var specCases = []harness.Case{
 		Name: "spec_wd_cycles",
 		Doc:  "a watch descriptor freed by inotify_rm_watch is not given to the next watch: descriptors go up (inotify(7) BUGS: the kernel cycles through 1..INT_MAX)",
 		Run:  specWdCycles,
+	},
+	{
+		Name: "spec_create_kinds",
+		Doc:  "link(2), symlink(2), mknod(2) and bind(2) of a UNIX socket in a watched directory each report IN_CREATE with the new name (inotify(7) IN_CREATE)",
+		Run:  specCreateKinds,
+	},
+	{
+		Name: "spec_execve_access",
+		Doc:  "execve(2) of a watched program reports IN_OPEN, IN_ACCESS as the kernel reads it, and IN_CLOSE_NOWRITE when it exits (inotify(7) IN_ACCESS \"e.g., read(2), execve(2)\")",
+		Run:  specExecveAccess,
 	},
 	{
 		Name:        "spec_pseudo_fs",
@@ -229,5 +241,79 @@ func specPseudoFS(t *harness.T) {
 			}
 			return a.Close(fd)
 		}, Want: nil},
+	})
+}
+
+// specCreateKinds: inotify(7) IN_CREATE "File/directory created in watched
+// directory (e.g., open(2) O_CREAT, mkdir(2), link(2), symlink(2), bind(2)
+// on a UNIX domain socket)"; mknod(2) goes the same way (vfs_mknod ->
+// fsnotify_create). The socket is bound by the test process (the actor has
+// no bind); inotify events carry no pid.
+func specCreateKinds(t *harness.T) {
+	d := t.Path("d")
+	setup.Mkdir(t, d)
+	src := t.Path("src")
+	setup.Touch(t, src)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, d, unix.IN_CREATE)
+	do := func(op actor.Op) func() error {
+		return func() error {
+			r, err := a.Do(op)
+			if err == nil {
+				err = r.Err()
+			}
+			return err
+		}
+	}
+	expect.InotifySteps(t, in, "watch d IN_CREATE", []step{
+		{Did: "link src d/hard", Do: func() error { return a.Link(src, filepath.Join(d, "hard")) }, Want: []inotify.Event{ev(wd, unix.IN_CREATE, "hard")}},
+		{Did: "symlink d/soft -> src", Do: do(actor.Op{Kind: "symlink", Path: src, Path2: filepath.Join(d, "soft")}), Want: []inotify.Event{ev(wd, unix.IN_CREATE, "soft")}},
+		{Did: "mknod d/fifo S_IFIFO", Do: do(actor.Op{Kind: "mknod", Path: filepath.Join(d, "fifo"), Mode: unix.S_IFIFO | 0o644}), Want: []inotify.Event{ev(wd, unix.IN_CREATE, "fifo")}},
+		{Did: "bind a UNIX socket to d/sock", Do: func() error {
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("setup: socket: %w", err)
+			}
+			defer unix.Close(fd)
+			return unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(d, "sock")})
+		}, Want: []inotify.Event{ev(wd, unix.IN_CREATE, "sock")}},
+	})
+}
+
+// specExecveAccess: inotify(7) IN_ACCESS "File was accessed (e.g., read(2),
+// execve(2))": execve opens the program (do_open_execat -> fsnotify_open:
+// IN_OPEN), reads its headers with kernel_read (__kernel_read ->
+// fsnotify_access: IN_ACCESS; successive reads coalesce), and the last
+// reference goes at exit (IN_CLOSE_NOWRITE). The program is a copy of
+// true(1).
+func specExecveAccess(t *harness.T) {
+	src := ""
+	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
+		if _, err := os.Stat(p); err == nil {
+			src = p
+			break
+		}
+	}
+	if src == "" {
+		t.Skipf("no true(1) to execute (/usr/bin/true, /bin/true)")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	prog := t.Path("prog")
+	setup.WriteFileMode(t, prog, data, 0o755)
+	a := t.Actor()
+	in := t.Inotify(0)
+	wd := watch(t, in, prog, unix.IN_ACCESS|unix.IN_OPEN|unix.IN_CLOSE_NOWRITE)
+	expect.InotifySteps(t, in, "watch prog (a copy of true) IN_ACCESS|IN_OPEN|IN_CLOSE_NOWRITE", []step{
+		{Did: "actor executes prog and waits for it", Do: func() error {
+			st, err := a.Exec(prog)
+			if err == nil && st != 0 {
+				err = fmt.Errorf("exit status %d", st)
+			}
+			return err
+		}, Want: []inotify.Event{ev(wd, unix.IN_OPEN, ""), ev(wd, unix.IN_ACCESS, ""), ev(wd, unix.IN_CLOSE_NOWRITE, "")}},
 	})
 }

@@ -39,4 +39,6 @@ var specRules = map[string][]string{
 	"spec_pending_after_rm": {"inotify.7/bugs/pending-after-rm", "inotify.7/flags/ignored"},
 	"spec_wd_cycles":        {"inotify.7/bugs/wd-cycles", "inotify_add_watch.2/description/new-wd"},
 	"spec_pseudo_fs":        {"inotify.7/caveats/pseudo-fs"},
+	"spec_create_kinds":     {"inotify.7/events/create-kinds"},
+	"spec_execve_access":    {"inotify.7/events/access-execve", "inotify.7/events/open", "inotify.7/events/close-nowrite"},
 }
