@@ -87,6 +87,13 @@ var specCases = []harness.Case{
 		Run:         specBtrfsSubvolumeExdev,
 	},
 	{
+		Name:        "spec_fid_mark_no_decode",
+		Doc:         "a FID group's mount or filesystem mark on overlayfs without nfs_export, whose handles cannot be decoded, is EOPNOTSUPP; a fd group's is allowed (fanotify_mark(2) EOPNOTSUPP; fanotify_test_fid)",
+		Filesystems: []string{"overlay"},
+		Needs:       []*feature.Feature{feature.ReportFID, feature.MarkFilesystem},
+		Run:         specFidMarkNoDecode,
+	},
+	{
 		Name: "spec_read_etxtbsy",
 		Doc:  "a group whose event fds are O_RDWR cannot open a file being executed: read(2) of its event fails with ETXTBSY (fanotify(7) ERRORS)",
 		Run:  specReadEtxtbsy,
@@ -859,4 +866,30 @@ func specBtrfsSubvolumeExdev(t *harness.T) {
 	}
 	expect.Errno(t, "FID group with a mark on the top volume: inode mark on a file in a subvolume", err, unix.EXDEV)
 	expect.MarkKinds(t, "after the refused mixed mark", mixed, "inode")
+}
+
+// specFidMarkNoDecode: fanotify_mark(2) EOPNOTSUPP "The object indicated by
+// path is associated with a filesystem that does not support the encoding of
+// file handles. This error can be returned only with an fanotify group that
+// identifies filesystem objects by file handles"; fanotify_test_fid
+// (fs/notify/fanotify/fanotify_user.c) also asks a mount or filesystem mark
+// for handles that can be decoded ("so user has a way to map back the
+// reported fids"). overlayfs with nfs_export=off (the fixture's) encodes
+// handles for identification only: name_to_handle_at without AT_HANDLE_FID
+// is EOPNOTSUPP there, and so are such marks. A fd group needs no handles.
+func specFidMarkNoDecode(t *harness.T) {
+	root := t.FS().Root
+	if _, _, err := unix.NameToHandleAt(unix.AT_FDCWD, root, 0); !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Fatalf("setup: name_to_handle_at(%s) without AT_HANDLE_FID: %v, want EOPNOTSUPP (overlayfs with nfs_export=off cannot decode handles)", root, err)
+	}
+	for _, k := range []struct {
+		name  string
+		flags uint
+	}{{"FAN_MARK_FILESYSTEM", unix.FAN_MARK_FILESYSTEM}, {"FAN_MARK_MOUNT", unix.FAN_MARK_MOUNT}} {
+		g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
+		expect.Errno(t, "FID group: "+k.name+" FAN_CLOSE_WRITE on overlayfs (nfs_export=off)", g.Add(k.flags, unix.FAN_CLOSE_WRITE, root), unix.EOPNOTSUPP)
+		expect.MarkKinds(t, "after the refused "+k.name, g, "none")
+	}
+	fd := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	expect.Errno(t, "fd group: FAN_MARK_FILESYSTEM on overlayfs", fd.Add(unix.FAN_MARK_FILESYSTEM, unix.FAN_CLOSE_WRITE, root), 0)
 }

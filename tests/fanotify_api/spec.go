@@ -93,4 +93,5 @@ var specRules = map[string][]string{
 	"spec_mark_refusals/relative_path_cwd":        {"fanotify_mark.2/path/relative-to-cwd"},
 	"spec_report_tid_needs_cap":                   {"fanotify_init.2/flags/report-tid-needs-cap"},
 	"spec_read_emfile/after_an_event":             {"fanotify.7/bugs/read-error-after-events"},
+	"spec_fid_mark_no_decode":                     {"fanotify_mark.2/errors/EOPNOTSUPP-no-handles"},
 }
