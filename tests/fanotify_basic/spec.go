@@ -7,7 +7,7 @@ var specRules = map[string][]string{
 		"fanotify_mark.2/mask/open", "fanotify_mark.2/mask/modify", "fanotify_mark.2/mask/access",
 		"fanotify_mark.2/mask/close-write", "fanotify_mark.2/mask/close-nowrite",
 		"fanotify.7/read/pid-of-actor", "fanotify.7/read/fd-refers-to-object", "fanotify.7/queue/removed-on-read",
-		"fanotify_init.2/description/returns-group-fd", "fanotify.7/read/event-len-fd-group",
+		"fanotify_init.2/description/returns-group-fd",
 	},
 	"inode_mark_dir/on_child":       {"fanotify_mark.2/mask/event-on-child"},
 	"inode_mark_dir/no_flag":        {"fanotify_mark.2/mask/event-on-child", "fanotify_mark.2/mask/ondir"},

@@ -51,5 +51,6 @@ func allCases() []harness.Case {
 	cs = append(cs, preContentCases...)
 	cs = append(cs, execMaskCases()...)
 	cs = append(cs, execGroupCases...)
+	cs = append(cs, specCases...)
 	return cs
 }

@@ -24,7 +24,8 @@ func specRules() map[string][]string {
 		"pre_access_range":                       {"fanotify_mark.2/mask/pre-access", "fanotify.7/records/range-record", "fanotify.7/response/deny-errno-pre-content"},
 		"close_releases_pending":                 {"fanotify.7/close/pending-perm-allowed", "fanotify.7/queue/perm-kept-until-answer"},
 		"listener_killed_releases":               {"fanotify.7/close/pending-perm-allowed"},
-		"nonblock_slow_answer":                   {"fanotify_init.2/flags/nonblock", "fanotify.7/queue/perm-kept-until-answer", "fanotify.7/read/perm-never-merge"},
+		"nonblock_slow_answer":                   {"fanotify_init.2/flags/nonblock", "fanotify.7/queue/perm-kept-until-answer"},
+		"spec_perm_events_not_merged":            {"fanotify.7/read/perm-never-merge", "fanotify.7/queue/perm-kept-until-answer"},
 		"listener_event_fd_no_event":             {"fanotify.7/read/fd-nonotify"},
 		"execve_groups_exec_perm_then_open_perm": {"fanotify_mark.2/notes/exec-then-open-perm"},
 	}

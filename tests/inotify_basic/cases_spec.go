@@ -63,6 +63,11 @@ var specCases = []harness.Case{
 		Run:  specExecveAccess,
 	},
 	{
+		Name: "spec_dir_own_events",
+		Doc:  "a directory's own watch gets IN_ACCESS|IN_ISDIR when its entries are read (fs/readdir.c), and none of IN_MODIFY, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_FROM/TO when it is itself renamed and removed: only IN_IGNORED (inotify(7) \"inotify events\")",
+		Run:  specDirOwnEvents,
+	},
+	{
 		Name:        "spec_pseudo_fs",
 		Doc:         "a watch on /proc/PID/fd reports nothing when the process opens and closes files: procfs entries the kernel makes are not monitorable (inotify(7) CAVEATS)",
 		Filesystems: []string{},
@@ -315,5 +320,48 @@ func specExecveAccess(t *harness.T) {
 			}
 			return err
 		}, Want: []inotify.Event{ev(wd, unix.IN_OPEN, ""), ev(wd, unix.IN_ACCESS, ""), ev(wd, unix.IN_CLOSE_NOWRITE, "")}},
+	})
+}
+
+// specDirOwnEvents: inotify(7) marks IN_ACCESS, IN_CLOSE_WRITE, IN_CREATE,
+// IN_DELETE, IN_MODIFY, IN_MOVED_FROM and IN_MOVED_TO (+): on a directory
+// watch they "occur only for objects inside the directory (not for the
+// directory itself)". The kernel keeps that for all but IN_ACCESS: reading
+// the directory's entries (iterate_dir -> fsnotify_access, fs/readdir.c)
+// reports IN_ACCESS|IN_ISDIR on the directory's own watch. Its rename and
+// removal are IN_MOVE_SELF and IN_DELETE_SELF, not in the mask here; the
+// removal still queues IN_IGNORED, once the last reference (the test
+// process's descriptor) is gone. The test process reads the directory (the
+// actor has no getdents).
+func specDirOwnEvents(t *harness.T) {
+	p := t.Path("p")
+	d := filepath.Join(p, "d")
+	setup.Mkdir(t, p, d)
+	fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	open := true
+	t.Cleanup(func() {
+		if open {
+			unix.Close(fd)
+		}
+	})
+	a := t.Actor()
+	in := t.Inotify(0)
+	mask := uint32(unix.IN_ACCESS | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVE)
+	wd := watch(t, in, d, mask)
+	d2 := filepath.Join(p, "d2")
+	expect.InotifySteps(t, in, "d open O_DIRECTORY; watch d "+inotify.Mask(mask).String(), []step{
+		{Did: "getdents d", Do: func() error {
+			n, err := unix.Getdents(fd, make([]byte, 4096))
+			if err == nil && n == 0 {
+				err = fmt.Errorf("getdents returned no entry")
+			}
+			return err
+		}, Want: []inotify.Event{ev(wd, unix.IN_ACCESS|unix.IN_ISDIR, "")}},
+		{Did: "rename p/d p/d2", Do: func() error { return a.Rename(d, d2) }, Want: nil},
+		{Did: "rmdir p/d2 (the test process still has it open)", Do: func() error { return a.Rmdir(d2) }, Want: nil},
+		{Did: "close the test process's descriptor of it", Do: func() error { open = false; return unix.Close(fd) }, Want: []inotify.Event{ev(wd, unix.IN_IGNORED, "")}},
 	})
 }

@@ -41,4 +41,5 @@ var specRules = map[string][]string{
 	"spec_pseudo_fs":        {"inotify.7/caveats/pseudo-fs"},
 	"spec_create_kinds":     {"inotify.7/events/create-kinds"},
 	"spec_execve_access":    {"inotify.7/events/access-execve", "inotify.7/events/open", "inotify.7/events/close-nowrite"},
+	"spec_dir_own_events":   {"inotify.7/events/dir-access-on-readdir", "inotify.7/events/dir-plus-events-children-only"},
 }
