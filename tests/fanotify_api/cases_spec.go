@@ -29,8 +29,22 @@ var specCases = []harness.Case{
 	{
 		Name:     "spec_mark_refusals",
 		Doc:      "fanotify_mark flag and mask combinations fanotify_mark(2) and do_fanotify_mark refuse (or accept): empty remove mask, mount-namespace marks, pre-content and permission events where they cannot be, FLUSH and absolute paths with a bad dirfd, a relative path from the working directory",
-		Subtests: []string{"remove_empty_mask", "mntns_not_nsfs", "mntns_without_report_mnt", "mnt_events_on_inode_mark", "pre_access_content_class", "pre_access_ondir", "perm_in_fid_group", "perm_on_proc", "flush_bad_dirfd", "absolute_path_bad_dirfd", "relative_path_cwd"},
+		Subtests: []string{"remove_empty_mask", "mntns_not_nsfs", "mntns_without_report_mnt", "mnt_events_on_inode_mark", "pre_access_content_class", "pre_access_ondir", "perm_in_fid_group", "perm_on_proc", "flush_bad_dirfd", "absolute_path_bad_dirfd", "relative_path_cwd", "mnt_events_without_report_mnt", "report_mnt_group_other_events"},
 		Run:      specMarkRefusals,
+	},
+	{
+		Name:        "spec_report_mnt_no_fd_error",
+		Doc:         "fanotify_init(FAN_REPORT_MNT|FAN_REPORT_FD_ERROR) is EINVAL, each alone is a group (fanotify_user.c fanotify_init)",
+		Needs:       []*feature.Feature{feature.ReportMnt, feature.ReportFdError},
+		Filesystems: []string{}, // no filesystem involved
+		Run:         specReportMntNoFdError,
+	},
+	{
+		Name:        "spec_pre_access_ondir_update",
+		Doc:         "adding FAN_PRE_ACCESS to a directory mark with FAN_ONDIR, or FAN_ONDIR to a FAN_PRE_ACCESS mark, is EEXIST and leaves the mask as it was (fanotify_may_update_existing_mark)",
+		Filesystems: []string{"ext4"},
+		Needs:       []*feature.Feature{feature.PreContent},
+		Run:         specPreAccessOndirUpdate,
 	},
 	{
 		Name:  "spec_enable_audit_needs_cap",
@@ -147,6 +161,12 @@ func specMarkRefusals(t *harness.T) {
 			src: "fanotify_mark(2) BUGS: since 3.16 FAN_MARK_FLUSH needs no valid dirfd/path (do_fanotify_mark flushes before the lookup)"},
 		{name: "absolute_path_bad_dirfd", flags: unix.FAN_MARK_ADD, mask: unix.FAN_OPEN, dirfd: closed, path: f, want: 0, after: "inode",
 			src: "fanotify_mark(2): an absolute path is used and dirfd ignored"},
+		{name: "mnt_events_without_report_mnt", needs: []*feature.Feature{feature.ReportMnt}, flags: unix.FAN_MARK_MNTNS,
+			mask: unix.FAN_MNT_ATTACH, path: "/proc/self/ns/mnt", want: unix.EINVAL, after: "none",
+			src: "do_fanotify_mark: mount events only in a FAN_REPORT_MNT group"},
+		{name: "report_mnt_group_other_events", needs: []*feature.Feature{feature.ReportMnt}, initFlags: unix.FAN_REPORT_MNT, flags: unix.FAN_MARK_MNTNS,
+			mask: unix.FAN_MNT_ATTACH | unix.FAN_OPEN, path: "/proc/self/ns/mnt", want: unix.EINVAL, after: "none",
+			src: "do_fanotify_mark: a FAN_REPORT_MNT group takes mount events only"},
 		{name: "relative_path_cwd", flags: unix.FAN_MARK_ADD, mask: unix.FAN_OPEN, path: "f", cwd: t.Dir(), want: 0, after: "inode",
 			src: "fanotify_mark(2): a relative path with AT_FDCWD is resolved from the current working directory"},
 	}
@@ -908,4 +928,56 @@ func specFidMarkNoDecode(t *harness.T) {
 	}
 	fd := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	expect.Errno(t, "fd group: FAN_MARK_FILESYSTEM on overlayfs", fd.Add(unix.FAN_MARK_FILESYSTEM, unix.FAN_CLOSE_WRITE, root), 0)
+}
+
+// specReportMntNoFdError: fanotify_init (fs/notify/fanotify/fanotify_user.c)
+// "Don't allow mixing mnt events with inode events for now": with
+// FAN_REPORT_MNT, FAN_REPORT_FD_ERROR (as the FID flags) is EINVAL.
+func specReportMntNoFdError(t *harness.T) {
+	for _, r := range []struct {
+		flags uint
+		want  unix.Errno
+	}{
+		{unix.FAN_REPORT_MNT, 0},
+		{unix.FAN_REPORT_FD_ERROR, 0},
+		{unix.FAN_REPORT_MNT | unix.FAN_REPORT_FD_ERROR, unix.EINVAL},
+	} {
+		fd, err := unix.FanotifyInit(r.flags|unix.FAN_CLOEXEC, unix.O_RDONLY)
+		if err == nil {
+			unix.Close(fd)
+		}
+		expect.Errno(t, "fanotify_init("+fanotify.InitFlagsString(r.flags)+")", err, r.want)
+	}
+}
+
+// specPreAccessOndirUpdate: fanotify_may_update_existing_mark
+// (fs/notify/fanotify/fanotify_user.c) "For now pre-content events are not
+// generated for directories": the mask an update would give a mark may not
+// hold both FAN_PRE_ACCESS and FAN_ONDIR (EEXIST); one call with both is
+// EINVAL (do_fanotify_mark, spec_mark_refusals/pre_access_ondir). ext4 takes
+// pre-content marks (SB_I_ALLOW_HSM).
+func specPreAccessOndirUpdate(t *harness.T) {
+	t.Require(feature.PreContentOn(t.FS().Type))
+	d := t.Path("d")
+	setup.Mkdir(t, d)
+	for _, v := range []struct {
+		name         string
+		first, later uint64
+	}{
+		{"FAN_OPEN|FAN_ONDIR, then FAN_PRE_ACCESS", unix.FAN_OPEN | unix.FAN_ONDIR, unix.FAN_PRE_ACCESS},
+		{"FAN_PRE_ACCESS, then FAN_ONDIR", unix.FAN_PRE_ACCESS, unix.FAN_OPEN | unix.FAN_ONDIR},
+	} {
+		g := t.Fanotify(unix.FAN_CLASS_PRE_CONTENT, unix.O_RDONLY)
+		if err := g.Add(0, v.first, d); err != nil {
+			t.Fatalf("%s: first mark: %v", v.name, err)
+		}
+		expect.Errno(t, "directory mark "+v.name, g.Add(0, v.later, d), unix.EEXIST)
+		ms, err := g.Marks()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		if len(ms) != 1 || uint64(ms[0].Mask) != v.first {
+			t.Errorf("%s: fdinfo after the refused update %v, want one mark with mask %s", v.name, ms, fanotify.Mask(v.first))
+		}
+	}
 }
