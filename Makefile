@@ -4,6 +4,7 @@
 #   make check      install what is missing (scripts/deps.sh), run the suite (root)
 #   make test       go vet + unit tests + the suite
 #   make hostile    the binaries under hostile conditions (harness/hostile)
+#   make spec-coverage  the man-page rules (harness/spec) no case checks
 #   make install    DESTDIR= PREFIX=/usr/local (also kselftest and LTP trees)
 #   make dist       dist/fsnsuite.tar.gz, relocatable
 #   make clean
@@ -34,7 +35,7 @@ abs = $(if $(filter /%,$(firstword $(1))),$(1),$(CURDIR)/$(1))
 TEST_DIRS := $(sort $(dir $(wildcard tests/*/*.go)))
 TESTS     := $(notdir $(patsubst %/,%,$(TEST_DIRS)))
 
-.PHONY: all build check test vet unit clean hostile deps
+.PHONY: all build check test vet unit clean hostile deps spec-coverage
 all: build
 
 # Recipes whose output can be a TAP stream (check, vmcheck) say their
@@ -77,6 +78,10 @@ test: deps vet unit check
 # The built binaries under hostile conditions (root): see harness/hostile.
 # It lowers global limits for a few seconds each and restores them.
 # COND=regex runs only the matching conditions.
+# The man-page rules no case checks (harness/spec): needs no root.
+spec-coverage: build
+	@$(call q,$(BIN)/fsnsuite) spec-coverage -dir $(call q,$(BIN))
+
 hostile: build
 	$(GO) test -tags hostile -count=1 -timeout 10m -v -run TestHostile ./harness/hostile/ -args -bin $(call q,$(call abs,$(BIN))) $(if $(COND),-cond $(call q,$(COND)))
 

@@ -53,6 +53,14 @@ type Suite struct {
 	// Flags, when set, adds the binary's own flags to the command line before
 	// it is parsed (perf binaries: perf.Flags.Register).
 	Flags func(*flag.FlagSet)
+	// Rules declares, by case name, the rule ids of harness/spec/rules.txt
+	// each case checks: a case would fail if a kernel broke one of them. A
+	// key is a case name (every filesystem's leaf), a case's leaf name
+	// ("case.ext4") or "case/subtest" for a declared subtest. `-list-rules`
+	// prints "leaf rule-id" for the selected leaves, and refuses a key that
+	// names no case or a rule the map lacks. By convention the map lives in
+	// the binary's spec.go.
+	Rules map[string][]string
 	// Roles are the binary's own helper processes, by reexec role: a copy
 	// of the binary started with reexec.Command(role, ...) runs the role's
 	// function with its arguments and exits with its status (Main registers
@@ -104,6 +112,7 @@ func (f *Fix) Hint() string {
 // (perf binaries read Profile through their own flags).
 type Options struct {
 	List        bool
+	ListRules   bool
 	Subtests    bool
 	Run         string
 	Timeout     time.Duration
@@ -121,6 +130,7 @@ var Opts Options
 
 func registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&Opts.List, "list", false, "print the case names and exit")
+	fs.BoolVar(&Opts.ListRules, "list-rules", false, "print \"leaf rule-id\" for each man-page rule (harness/spec) a selected leaf declares it checks, and exit")
 	fs.BoolVar(&Opts.Subtests, "subtests", false, "with -list: print each case's declared subtests below it, indented by four spaces")
 	fs.StringVar(&Opts.Run, "run", "", "run only cases whose name matches this regular expression")
 	fs.DurationVar(&Opts.Timeout, "timeout", 30*time.Second, "deadline of each case (0: none)")
@@ -195,6 +205,9 @@ func run(s Suite, args []string) int {
 		if Opts.List {
 			what = "the case list"
 		}
+		if Opts.ListRules {
+			what = "the rule list"
+		}
 		fmt.Fprintf(os.Stderr, "%s: %s on stdout is incomplete: %v\n", s.Name, what, err)
 		if code == exitcode.Usage {
 			return code // a bad command line says so itself
@@ -265,6 +278,13 @@ func runTo(s Suite, args []string, out io.Writer) int {
 		if Opts.runRegex == nil || Opts.runRegex.MatchString(in.name) {
 			selected = append(selected, in)
 		}
+	}
+	if Opts.ListRules {
+		if err := listRules(&s, all, selected, out); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: -list-rules: %v\n", s.Name, err)
+			return exitcode.Usage
+		}
+		return exitcode.Pass
 	}
 	if Opts.List {
 		for _, in := range selected {

@@ -17,6 +17,7 @@ func main() {
 		Doc:         "fanotify_init/fanotify_mark errnos, mark removal, FIONREAD, short reads, killed permission waiters, event merging",
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       append(append(append(append([]harness.Case(nil), apiCases...), queueCases...), mergeCases...), append(append(append(copyErrCases, hsmCases...), fsidCases...), umountCases...)...),
+		Cases:       append(append(append(append([]harness.Case(nil), apiCases...), queueCases...), mergeCases...), append(append(append(append(copyErrCases, hsmCases...), fsidCases...), umountCases...), specCases...)...),
+		Rules:       specRules,
 	})
 }

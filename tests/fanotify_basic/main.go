@@ -14,6 +14,7 @@ func main() {
 		Doc:         "fanotify(7) inode/mount/filesystem marks, FID records, mark flags and queue overflow",
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       append(cases, featuresCase),
+		Cases:       append(append(cases, specCases...), featuresCase),
+		Rules:       specRules,
 	})
 }

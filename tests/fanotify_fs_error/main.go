@@ -18,5 +18,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Fanotify, feature.ReportFID, feature.MarkFilesystem},
 		Filesystems: []string{"ext4"},
 		Cases:       cases,
+		Rules:       specRules,
 	})
 }

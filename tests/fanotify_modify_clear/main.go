@@ -16,5 +16,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       cases(),
+		Rules:       specRules,
 	})
 }

@@ -34,6 +34,7 @@ func main() {
 		Needs:       []*feature.Feature{feature.FanotifyPerm},
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       allCases(),
+		Rules:       specRules(),
 		Flags:       flags,
 		CaseFunc:    findingCases,
 	})
@@ -50,5 +51,6 @@ func allCases() []harness.Case {
 	cs = append(cs, preContentCases...)
 	cs = append(cs, execMaskCases()...)
 	cs = append(cs, execGroupCases...)
+	cs = append(cs, specCases...)
 	return cs
 }

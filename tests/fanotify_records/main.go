@@ -17,5 +17,6 @@ func main() {
 		Needs:       []*feature.Feature{feature.Fanotify},
 		Filesystems: []string{"tmpfs", "ext4", "xfs", "btrfs", "overlay"},
 		Cases:       append(append([]harness.Case(nil), cases...), mntCases...),
+		Rules:       specRules,
 	})
 }

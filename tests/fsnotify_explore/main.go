@@ -94,6 +94,7 @@ func main() {
 		Filesystems: []string{"tmpfs", "ext4"},
 		Timeout:     timeout,
 		Cases:       cases(),
+		Rules:       specRules,
 		Flags:       registerFlags,
 	})
 }

@@ -73,6 +73,27 @@ var limits = map[string]limit{
 			_, err := unix.InotifyAddWatch(childFd, filepath.Join(dir, "0"), unix.IN_ATTRIB|unix.IN_MASK_ADD)
 			return err
 		}},
+	// The watch limit again, each watch in its own instance, released by
+	// closing that instance: inotify(7) "When all file descriptors referring
+	// to an inotify instance have been closed ... all associated watches are
+	// automatically freed" (inotify_release -> fsnotify_destroy_group ->
+	// dec_inotify_watches for each).
+	"inotify_watches_close": {sysctl: "max_inotify_watches", errno: unix.ENOSPC, open: func(dir string) (func(int) error, func() error, error) {
+		var fds []int
+		mk := func(i int) error {
+			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			if err != nil {
+				return fmt.Errorf("inotify_init1: %w", err)
+			}
+			if _, err := unix.InotifyAddWatch(fd, filepath.Join(dir, strconv.Itoa(i)), unix.IN_OPEN); err != nil {
+				unix.Close(fd)
+				return err
+			}
+			fds = append(fds, fd)
+			return nil
+		}
+		return mk, func() error { return unix.Close(fds[0]) }, nil
+	}},
 	// fanotify_init: inc_ucount UCOUNT_FANOTIFY_GROUPS fails -> -EMFILE;
 	// fanotify_init(2) EMFILE "The number of fanotify groups for this user
 	// exceeds the limit". Without CAP_SYS_ADMIN in the initial namespace a

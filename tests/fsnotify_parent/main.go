@@ -23,13 +23,14 @@ func main() {
 		Doc:         "parent/child event delivery: which child events reach a watching parent, with which name, and when not",
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       allCases(),
+		Rules:       specRules,
 		Roles:       map[string]func([]string) int{roleByHandle: byHandleMain},
 	})
 }
 
 func allCases() []harness.Case {
 	var cs []harness.Case
-	for _, group := range [][]harness.Case{childCases, renameCases, maskCases, dirCases, specialCases, unlinkCases, permCases, raceCases} {
+	for _, group := range [][]harness.Case{childCases, renameCases, maskCases, dirCases, specialCases, unlinkCases, permCases, raceCases, specCases} {
 		cs = append(cs, group...)
 	}
 	// Requirements belong to cases: an .inotify case needs inotify only,

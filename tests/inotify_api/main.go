@@ -15,6 +15,7 @@ func main() {
 		Doc:         "inotify fdinfo, FIONREAD, SIGIO, legacy inotify_init, short reads and errnos",
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       cases,
+		Cases:       append(cases, specCases...),
+		Rules:       specRules,
 	})
 }

@@ -12,6 +12,7 @@ func main() {
 		Doc:         "inotify(7) events with names, cookies, flags and errnos",
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{"tmpfs", "ext4"},
-		Cases:       cases,
+		Cases:       append(cases, specCases...),
+		Rules:       specRules,
 	})
 }

@@ -62,6 +62,7 @@ const usage = `usage: fsnsuite [flags]
        fsnsuite diff BEFORE_DIR AFTER_DIR   (see fsnsuite diff -h)
        fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
        fsnsuite patchcheck -base DIR -patched DIR ... (make patchcheck; see fsnsuite patchcheck -h)
+       fsnsuite spec-coverage   (make spec-coverage: man-page rules no case checks; see fsnsuite spec-coverage -h)
 
 Runs the fsnsuite test binaries (default: every executable beside fsnsuite,
 perf_* last and alone) and prints one merged TAP stream on stdout.
@@ -93,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return mutants(args[1:], stdout, stderr)
 		case "patchcheck":
 			return patchcheckCmd(args[1:], stdout, stderr)
+		case "spec-coverage":
+			return specCoverage(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
