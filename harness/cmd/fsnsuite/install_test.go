@@ -28,7 +28,7 @@ func TestDist(t *testing.T) {
 	top, err := filepath.Abs("../../..")
 	assert.NilError(t, err)
 	dist := t.TempDir()
-	out, err := exec.Command("make", "-C", top, "--no-print-directory", "dist", "DIST="+dist).CombinedOutput()
+	out, err := exec.Command("make", "-C", top, "--no-print-directory", "dist", "DIST="+dist, "BIN="+t.TempDir()).CombinedOutput()
 	assert.NilError(t, err, "%s", out)
 	where := filepath.Join(t.TempDir(), "somewhere", "else")
 	assert.NilError(t, os.MkdirAll(where, 0o755))

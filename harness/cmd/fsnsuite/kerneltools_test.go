@@ -49,7 +49,7 @@ func TestKernelTools(t *testing.T) {
 	assert.NilError(t, err)
 	tools := kernelTools(t, top)
 	dest := t.TempDir()
-	out, err := exec.Command("make", "-C", top, "--no-print-directory", "install", "DESTDIR="+dest).CombinedOutput()
+	out, err := exec.Command("make", "-C", top, "--no-print-directory", "install", "DESTDIR="+dest, "BIN="+t.TempDir()).CombinedOutput()
 	assert.NilError(t, err, "%s", out)
 	libexec := filepath.Join(dest, "usr", "local", "libexec", "fsnsuite")
 	py := "python3"
