@@ -42,13 +42,25 @@ exit 0
 // (name -> status) into dir.
 func writeResults(t *testing.T, dir, kernel string, leaves map[string]tap.Status) {
 	t.Helper()
-	bin := &tap.Node{Name: "inotify_api", Number: 1}
+	var ns []*tap.Node
 	for _, name := range []string{"a", "b"} {
 		if st, ok := leaves[name]; ok {
-			bin.Children = append(bin.Children, &tap.Node{Name: name, Number: len(bin.Children) + 1, Status: st})
-			if st == tap.StatusFail {
-				bin.Status = tap.StatusFail
-			}
+			ns = append(ns, &tap.Node{Name: name, Status: st})
+		}
+	}
+	writeNodes(t, dir, kernel, ns...)
+}
+
+// writeNodes writes a results directory with one binary, inotify_api,
+// whose leaves are the given nodes.
+func writeNodes(t *testing.T, dir, kernel string, leaves ...*tap.Node) {
+	t.Helper()
+	bin := &tap.Node{Name: "inotify_api", Number: 1}
+	for _, n := range leaves {
+		n.Number = len(bin.Children) + 1
+		bin.Children = append(bin.Children, n)
+		if n.Status == tap.StatusFail {
+			bin.Status = tap.StatusFail
 		}
 	}
 	bin.Plan = len(bin.Children)
@@ -179,4 +191,41 @@ func TestBaselineGates(t *testing.T) {
 	assert.Assert(t, strings.HasPrefix(got[0].Why, "regression: other_none_n1 other cpu-insn/op change +6.8%"), got[0].Why)
 	assert.Equal(t, got[1].After, "skip")
 	assert.Assert(t, strings.HasPrefix(got[1].Why, "watch_none_n1 watch cpu-insn/op: variability gate"), got[1].Why)
+}
+
+// Each changed leaf is listed with the case's own statement of what it
+// wanted and got (runner.FullStatement: the first line that states a want,
+// its dump's want/got folded in), whole, with its HINT below it; the same
+// statement in summary.json. Diagnostics from real results.tap files.
+func TestSummaryNamesStatement(t *testing.T) {
+	cfg := setup(t, nil, nil)
+	root := filepath.Dir(cfg.Suite)
+	pipe := `a (tmpfs): inode mark FAN_MODIFY on a pipe: fanotify_mark(FAN_MARK_ADD, FAN_MODIFY, "/proc/self/fd/7"): invalid argument, want it accepted (only mount and filesystem marks are refused on SB_NOUSER)`
+	writeNodes(t, filepath.Join(root, "base"), "7.3.4-fsnbase",
+		&tap.Node{Name: "a", Status: tap.StatusPass}, &tap.Node{Name: "b", Status: tap.StatusPass})
+	writeNodes(t, filepath.Join(root, "patched"), "7.3.4-fsnpatched",
+		&tap.Node{Name: "a", Status: tap.StatusFail, Diagnostics: []string{pipe}},
+		&tap.Node{Name: "b", Status: tap.StatusFail, Diagnostics: []string{
+			"b: 3 lookups: the events' error_count add up to 1 within 5s of the last failing call, want 3",
+			"event pid 35: kworker/1:1-mm_percpu_wq, ppid 2, a kernel thread",
+			`HINT: kernel may lack 0123456789ab ("fanotify: merge")`,
+		}})
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	var txt, js strings.Builder
+	assert.NilError(t, res.WriteText(&txt))
+	assert.NilError(t, res.WriteJSON(&js))
+	out := txt.String()
+	assert.Assert(t, is.Contains(out, "pass -> fail inotify_api.a: "+strings.TrimPrefix(pipe, "a (tmpfs): ")+"\n"), out)
+	assert.Assert(t, is.Contains(out, "pass -> fail inotify_api.b: 3 lookups: the events' error_count add up to 1 within 5s of the last failing call, want 3\n"+
+		`      HINT: kernel may lack 0123456789ab ("fanotify: merge")`), out)
+	assert.Assert(t, !strings.Contains(out, "kworker"), out)
+	var doc struct {
+		PassToFail []Change `json:"pass_to_fail"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(js.String()), &doc))
+	assert.Assert(t, is.Len(doc.PassToFail, 2))
+	assert.Equal(t, doc.PassToFail[0].Statement, strings.TrimPrefix(pipe, "a (tmpfs): "))
+	assert.Assert(t, strings.HasSuffix(doc.PassToFail[1].Statement, "want 3"))
+	assert.DeepEqual(t, doc.PassToFail[1].Hints, []string{`HINT: kernel may lack 0123456789ab ("fanotify: merge")`})
 }

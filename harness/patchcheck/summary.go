@@ -54,22 +54,31 @@ func (r *Result) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "  %d pass -> fail, %d fail -> pass, %d fail on both (not caused by the patch), %d skip changes, %d the same\n",
 			len(d.Regressions), len(d.Fixes), len(d.FailBoth), len(d.SkipChanged), d.Same)
-		list := func(title string, cs []runner.LeafChange) {
+		// Each leaf with the case's own statement, whole (the line to
+		// paste into a reply), and its HINT lines below it.
+		list := func(title string, cs []Change) {
 			if len(cs) == 0 {
 				return
 			}
 			fmt.Fprintf(&b, "  %s:\n", title)
 			for _, ch := range cs {
 				fmt.Fprintf(&b, "    %s -> %s %s", ch.Before, ch.After, ch.Path)
-				if ch.Why != "" {
-					fmt.Fprintf(&b, ": %s", oneLine(ch.Why))
+				if ch.Statement != "" {
+					fmt.Fprintf(&b, ": %s", flat(ch.Statement))
 				}
 				b.WriteString("\n")
+				if ch.StatementBefore != "" && ch.StatementBefore != ch.Statement {
+					fmt.Fprintf(&b, "      on the base: %s\n", flat(ch.StatementBefore))
+				}
+				for _, h := range ch.Hints {
+					fmt.Fprintf(&b, "      %s\n", flat(h))
+				}
 			}
 		}
-		list("changed by the patch (pass -> fail)", d.Regressions)
-		list("changed by the patch (fail -> pass)", d.Fixes)
-		list("failing on both kernels, not caused by the patch", d.FailBoth)
+		cs := ChangesOf(d)
+		list("changed by the patch (pass -> fail)", cs.PassToFail)
+		list("changed by the patch (fail -> pass)", cs.FailToPass)
+		list("failing on both kernels, not caused by the patch", cs.FailOnBoth)
 	}
 
 	if ex := r.Explore; ex != nil {
@@ -149,15 +158,11 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Patch   string    `json:"patch"`
 		Kernels [2]Kernel `json:"kernels"`
 		*Result
-		Regressions []runner.LeafChange   `json:"pass_to_fail,omitempty"`
-		Fixes       []runner.LeafChange   `json:"fail_to_pass,omitempty"`
-		FailBoth    []runner.LeafChange   `json:"fail_on_both,omitempty"`
-		Figures     []runner.FigureChange `json:"cost_figures,omitempty"`
-		Gates       []runner.LeafChange   `json:"cost_gates,omitempty"`
+		Changes
+		Figures []runner.FigureChange `json:"cost_figures,omitempty"`
+		Gates   []runner.LeafChange   `json:"cost_gates,omitempty"`
 	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Result: r, Gates: r.CostGates}
-	if d := r.Correct; d != nil {
-		doc.Regressions, doc.Fixes, doc.FailBoth = d.Regressions, d.Fixes, d.FailBoth
-	}
+	doc.Changes = ChangesOf(r.Correct)
 	if r.Cost != nil {
 		doc.Figures = r.Cost.Figures
 	}
@@ -168,6 +173,9 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	return nil
 }
+
+// flat is s on one line, whole.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fsnsuite/fsnsuite/tap"
+)
+
+// The diagnostics below are copied from real results.tap files of this
+// suite's binaries (the expectation inverted in a scratch copy to make them
+// fail, or a planted model fault), paths shortened.
+func TestStatementRealShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leaf  string
+		diags []string
+		want  string
+	}{{
+		name: "errno: the call's result against what was wanted",
+		leaf: "mark_internal_pseudo_fs",
+		diags: []string{
+			`mark_internal_pseudo_fs (tmpfs): inode mark FAN_MODIFY on a pipe: fanotify_mark(FAN_MARK_ADD, FAN_MODIFY, "/proc/self/fd/7"): invalid argument, want it accepted (only mount and filesystem marks are refused on SB_NOUSER)`,
+		},
+		want: `inode mark FAN_MODIFY on a pipe: fanotify_mark(FAN_MARK_ADD, FAN_MODIFY, "/proc/self/fd/7"): invalid argument, want it accepted (only mount and filesystem marks are refused on SB_NOUSER)`,
+	}, {
+		name: "events differ: did, want and got folded in, not the go-cmp dump",
+		leaf: "inode_mark_file.tmpfs",
+		diags: []string{
+			"inode_mark_file.tmpfs (tmpfs): events differ",
+			"  did:  inode mark on f OPEN|ACCESS|MODIFY|CLOSE; write 1 byte",
+			"  want: [0] FAN_ACCESS /m/inode_mark_file.1/f pid=17524",
+			"  got:  [0] FAN_MODIFY /m/inode_mark_file.1/f pid=17524",
+			"  diff (-want +got):",
+			"      []fanotify.Event{",
+			"      \t{",
+			`    - 		Mask: Inverse(mask, string("FAN_ACCESS")),`,
+			`    + 		Mask: Inverse(mask, string("FAN_MODIFY")),`,
+			"      \t},",
+			"      }",
+			`HINT: kernel may lack 4f0b903ded72 ("fsnotify: fix merge with parent's ignored mask")`,
+		},
+		want: "events differ; did: inode mark on f OPEN|ACCESS|MODIFY|CLOSE; write 1 byte; want: [0] FAN_ACCESS /m/inode_mark_file.1/f pid=17524; got: [0] FAN_MODIFY /m/inode_mark_file.1/f pid=17524",
+	}, {
+		name: "events differ with several events",
+		leaf: "x.tmpfs",
+		diags: []string{
+			"x.tmpfs (tmpfs): events differ",
+			"  did:  open f",
+			"  want: [0] FAN_OPEN f pid=1",
+			"        [1] FAN_CLOSE_NOWRITE f pid=1",
+			"  got:  no event",
+		},
+		want: "events differ; did: open f; want: [0] FAN_OPEN f pid=1, [1] FAN_CLOSE_NOWRITE f pid=1; got: no event",
+	}, {
+		name: "the count that changed, not the log line about the event's pid after it",
+		leaf: "errors_merge_into_count",
+		diags: []string{
+			"errors_merge_into_count: 3 lookups of the corrupted inode (expected from a kworker: fserror_report in /proc/kallsyms): the events' error_count add up to 1 within 5s of the last failing call, want 3",
+			"event pid 35: kworker/1:1-mm_percpu_wq, ppid 2, a kernel thread",
+		},
+		want: "3 lookups of the corrupted inode (expected from a kworker: fserror_report in /proc/kallsyms): the events' error_count add up to 1 within 5s of the last failing call, want 3",
+	}, {
+		name:  "a subtest's errno",
+		leaf:  "init1_unknown_flag",
+		diags: []string{"init1_unknown_flag: succeeded, want EINVAL"},
+		want:  "succeeded, want EINVAL",
+	}, {
+		name: "a log line first, a failure in other words last",
+		leaf: "kernel_memory_released_fanotify_group",
+		diags: []string{
+			"kernel_memory_released_fanotify_group (tmpfs): control: 32 objects held at once charged 65032 bytes",
+			"8192 fanotify_group objects made and closed one at a time left 8487168 bytes charged, want under 524288",
+		},
+		want: "8192 fanotify_group objects made and closed one at a time left 8487168 bytes charged, want under 524288",
+	}, {
+		name: "the explorer: the mismatch and what differs, not the closing case row",
+		leaf: "scenarios.tmpfs",
+		diags: []string{
+			"scenarios.tmpfs (tmpfs): seed 184 (tmpfs): the kernel and the model differ at step 11 of 11 (1 groups):",
+			"  g0 = dfid_name",
+			"  1. g0 fanotify_mark(FAN_MARK_ADD, FAN_ATTRIB|FAN_CLOSE_WRITE|FAN_OPEN|FAN_CREATE|FAN_DELETE|FAN_EVENT_ON_CHILD, .)",
+			"  11. actor write g",
+			"  at step 11 (actor write g):",
+			"    result want: ok",
+			"    result got:  ok",
+			"    g0 want: g0 FAN_CLOSE_WRITE|FAN_OPEN g (dfid_name)  <- differs",
+			"    g0 got:  g0 FAN_CLOSE_WRITE g (dfid_name)",
+			"  reproduced (the same difference at the same step) on 3 of 3 replays",
+			"shrunk to 3 steps, 1 groups:",
+			"  g0 = dfid_name",
+			"replay: fsnotify_explore -seed 184 -n 1 -run 'scenarios.tmpfs' -v",
+			"case row for tests/fsnotify_explore/regressions.go:",
+			"{",
+			"\tName: \"seed184\",",
+			"}}},",
+		},
+		want: "seed 184 (tmpfs): the kernel and the model differ at step 11 of 11 (1 groups); g0 want: g0 FAN_CLOSE_WRITE|FAN_OPEN g (dfid_name); g0 got: g0 FAN_CLOSE_WRITE g (dfid_name)",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &tap.Node{Name: tc.leaf, Status: tap.StatusFail, Diagnostics: tc.diags}
+			if got := FullStatement(n); got != tc.want {
+				t.Errorf("statement\n got: %s\nwant: %s", got, tc.want)
+			}
+			if strings.HasPrefix(Statement(n), "HINT") {
+				t.Errorf("statement is the HINT")
+			}
+		})
+	}
+}
