@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/vm"
+	"github.com/fsnsuite/fsnsuite/tap"
 )
 
 // Kernel is one of the two kernels: a directory holding bzImage and
@@ -135,11 +136,17 @@ type Explore struct {
 	// say how many ran.
 	Scenarios int      `json:"scenarios"`
 	Notes     []string `json:"notes,omitempty"`
-	// Differences are the leaves of the replay that failed, BaseFailures
-	// those of the recording run (model mismatches on the base kernel:
-	// not caused by the patch).
-	Differences  []runner.LeafChange `json:"differences,omitempty"`
-	BaseFailures []runner.LeafChange `json:"base_failures,omitempty"`
+	// Seeds are the seeds covered per filesystem (the explorer's notes).
+	Seeds []Seeds `json:"seeds,omitempty"`
+	// Differences are the scenarios the patched kernel does differently
+	// from the base's recording, every one, each with its script.
+	Differences []Difference `json:"differences,omitempty"`
+	// Failures are the replay's failing leaves with no difference listed
+	// (a replay that broke: the case's statement says why).
+	Failures []Change `json:"failures,omitempty"`
+	// BaseFailures are those of the recording run (model mismatches on
+	// the base kernel: not caused by the patch).
+	BaseFailures []Change `json:"base_failures,omitempty"`
 }
 
 // Changed reports whether the patch changed behaviour: a leaf between pass
@@ -149,7 +156,7 @@ func (r *Result) Changed() bool {
 	if r.Correct != nil && r.Correct.Differs() {
 		return true
 	}
-	if r.Explore != nil && len(r.Explore.Differences) > 0 {
+	if r.Explore != nil && (len(r.Explore.Differences) > 0 || len(r.Explore.Failures) > 0) {
 		return true
 	}
 	return r.brokenOnPatchedOnly() != ""
@@ -321,19 +328,40 @@ func (c *Config) explore(ctx context.Context, res *Result) (*Explore, error) {
 	if err != nil {
 		return nil, err
 	}
+	replays := map[string]*tap.Node{}
 	if patched != nil {
-		ex.Differences = failing(patched)
 		ex.Notes = append(ex.Notes, scenarioNotes("patched", patched)...)
+		for _, l := range runner.Leaves(patched.Root) {
+			replays[l.Path] = l.Node
+			if !l.Node.Status.Failed() {
+				continue
+			}
+			if ds := Differences(l.Path, l.Node); len(ds) > 0 {
+				ex.Differences = append(ex.Differences, ds...)
+			} else {
+				ex.Failures = append(ex.Failures, failed(l))
+			}
+		}
+	}
+	for _, l := range runner.Leaves(base.Root) {
+		if strings.Contains(l.Path, ".scenarios.") {
+			ex.Seeds = append(ex.Seeds, SeedsOf(l.Path, l.Node, replays[l.Path], 1, c.Scenarios))
+		}
 	}
 	return ex, nil
 }
 
+// failed is a failing leaf as a Change, with the case's statement.
+func failed(l runner.Leaf) Change {
+	return Change{Path: l.Path, After: "fail", Statement: runner.FullStatement(l.Node), Hints: runner.Hints(l.Node)}
+}
+
 // failing lists a run's failing leaves.
-func failing(r *runner.Results) []runner.LeafChange {
-	var out []runner.LeafChange
+func failing(r *runner.Results) []Change {
+	var out []Change
 	for _, l := range runner.Leaves(r.Root) {
 		if l.Node.Status.Failed() {
-			out = append(out, runner.LeafChange{Path: l.Path, After: "fail", Why: runner.Why(l.Node)})
+			out = append(out, failed(l))
 		}
 	}
 	return out

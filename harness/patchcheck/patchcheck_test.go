@@ -126,7 +126,10 @@ func TestExploreAgainstRecording(t *testing.T) {
 	res, err := Run(context.Background(), cfg)
 	assert.NilError(t, err)
 	assert.Assert(t, res.Explore != nil)
-	assert.Assert(t, is.Len(res.Explore.Differences, 1))
+	// A failing replay leaf without a difference line is a failure of the
+	// replay, and the verdict.
+	assert.Assert(t, is.Len(res.Explore.Failures, 1))
+	assert.Assert(t, res.Changed())
 	calls, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Suite), "calls"))
 	assert.NilError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
@@ -164,7 +167,7 @@ func TestVerdictStepsLeftOut(t *testing.T) {
 	if v := r.Verdict(); !strings.HasPrefix(v, "no difference in the explorer's scenarios") {
 		t.Errorf("explorer alone, no difference: verdict %q", v)
 	}
-	r.Explore.Differences = []runner.LeafChange{{Path: "fsnotify_explore.scenarios.tmpfs", After: "fail"}}
+	r.Explore.Differences = []Difference{{Leaf: "fsnotify_explore.scenarios.tmpfs", Seed: 3}}
 	if v := r.Verdict(); v != "BEHAVIOUR CHANGED" {
 		t.Errorf("explorer alone, a difference: verdict %q", v)
 	}
@@ -228,4 +231,63 @@ func TestSummaryNamesStatement(t *testing.T) {
 	assert.Equal(t, doc.PassToFail[0].Statement, strings.TrimPrefix(pipe, "a (tmpfs): "))
 	assert.Assert(t, strings.HasSuffix(doc.PassToFail[1].Statement, "want 3"))
 	assert.DeepEqual(t, doc.PassToFail[1].Hints, []string{`HINT: kernel may lack 0123456789ab ("fanotify: merge")`})
+}
+
+// The replay's diagnostics as fsnotify_explore -against prints them (from a
+// real run, paths and releases as on a patchcheck): every difference is
+// listed, each whole with its script, the shrunk one when there is one.
+func TestExplorerDifferences(t *testing.T) {
+	n := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusFail, Diagnostics: []string{
+		"0 scenarios (0 steps) in 0.0s: no rate; model rules hit 0/44, distinct rule paths 0; kinds notif,inotify,content,pre_content,fid,dfid_name",
+		"against /explore-base.json (7.3.4-fsnbase): 30 scenarios, 2 differ; 0 not replayed for lack of a feature here (group kinds missing: [])",
+		"scenarios.tmpfs (tmpfs): seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 5 of 7 (g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)): recorded result: EINVAL; here result: ok",
+		"  g0 = pre_content",
+		"  1. g0 fanotify_mark(FAN_MARK_REMOVE, FAN_MODIFY, .)",
+		"  5. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)",
+		"  (not shrunk: the model does not tell the two kernels apart on this scenario)",
+		"seed 10 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 13 of 13 (actor write g): recorded (nothing); here g0 FAN_OPEN g",
+		"  g0 = fid",
+		"  g1 = notif",
+		"  1. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN, <fs root>)",
+		"  13. actor write g",
+		"  shrunk to 3 steps, 1 groups (the model as the recording kernel's oracle):",
+		"    g0 = fid",
+		"    1. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN, <fs root>)",
+		"    2. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_SURV_MODIFY|FAN_MARK_IGNORE, FAN_OPEN|FAN_EVENT_ON_CHILD, .)",
+		"    3. actor write g",
+		"    at step 3 (actor write g): recorded kernel (model) (nothing); here g0 FAN_OPEN g",
+	}}
+	ds := Differences("fsnotify_explore.scenarios.tmpfs", n)
+	assert.Assert(t, is.Len(ds, 2))
+	assert.Equal(t, ds[0].Seed, int64(1))
+	assert.Equal(t, ds[0].Step, 5)
+	assert.Assert(t, strings.HasSuffix(ds[0].Statement, "recorded result: EINVAL; here result: ok"), ds[0].Statement)
+	assert.Assert(t, !ds[0].Shrunk)
+	assert.DeepEqual(t, ds[0].Script, []string{"g0 = pre_content", "1. g0 fanotify_mark(FAN_MARK_REMOVE, FAN_MODIFY, .)",
+		"5. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)", "(not shrunk: the model does not tell the two kernels apart on this scenario)"})
+	assert.Equal(t, ds[1].Seed, int64(10))
+	assert.Assert(t, ds[1].Shrunk)
+	assert.Equal(t, ds[1].Script[0], "shrunk to 3 steps, 1 groups (the model as the recording kernel's oracle):")
+	assert.Equal(t, ds[1].Script[len(ds[1].Script)-1], "  at step 3 (actor write g): recorded kernel (model) (nothing); here g0 FAN_OPEN g")
+
+	base := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusPass, Diagnostics: []string{
+		"-duration 25s reached: seeds 185..1000 not run",
+		"2 scenarios not run: FAN_MARK_IGNORE not supported",
+		"182 scenarios (1676 steps) in 25.1s: 7 scenarios/s; model rules hit 43/44, distinct rule paths 146; kinds notif,inotify",
+	}}
+	sd := SeedsOf("fsnotify_explore.scenarios.tmpfs", base, n, 1, 1000)
+	assert.Equal(t, sd.String(), "tmpfs: seeds 1..184 run on the base (182 scenarios; -duration 25s reached: seeds 185..1000 not run; "+
+		"2 scenarios not run: FAN_MARK_IGNORE not supported), 30 replayed on the patched kernel, 2 differ")
+
+	// In the summary: both differences, whole, with their scripts.
+	r := &Result{Config: &Config{Patch: "x.patch", NoCorrectness: true}, Explore: &Explore{Scenarios: 1000, Seeds: []Seeds{sd}, Differences: ds}}
+	var b strings.Builder
+	assert.NilError(t, r.WriteText(&b))
+	out := b.String()
+	assert.Assert(t, is.Contains(out, "  tmpfs: seeds 1..184 run on the base"), out)
+	assert.Assert(t, is.Contains(out, "  difference 1 of 2: seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 5 of 7"), out)
+	assert.Assert(t, is.Contains(out, "  difference 2 of 2: seed 10 (tmpfs):"), out)
+	assert.Assert(t, is.Contains(out, "      shrunk to 3 steps, 1 groups"), out)
+	assert.Assert(t, is.Contains(out, "        3. actor write g\n"), out)
+	assert.Assert(t, !strings.Contains(out, "NaN"), out)
 }

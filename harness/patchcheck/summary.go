@@ -83,14 +83,27 @@ func (r *Result) WriteText(w io.Writer) error {
 
 	if ex := r.Explore; ex != nil {
 		fmt.Fprintf(&b, "\nExplorer (-n %d per filesystem recorded on the base, replayed on the patched kernel): %d differences\n", ex.Scenarios, len(ex.Differences))
-		for _, n := range ex.Notes {
-			fmt.Fprintf(&b, "  %s\n", oneLine(n))
+		for _, s := range ex.Seeds {
+			fmt.Fprintf(&b, "  %s\n", flat(s.String()))
 		}
-		for _, d := range ex.Differences {
-			fmt.Fprintf(&b, "  difference: %s: %s\n", d.Path, oneLine(d.Why))
+		if len(ex.Seeds) == 0 {
+			for _, n := range ex.Notes {
+				fmt.Fprintf(&b, "  %s\n", flat(n))
+			}
 		}
-		for _, d := range ex.BaseFailures {
-			fmt.Fprintf(&b, "  fails on the base already (model mismatch, not caused by the patch): %s: %s\n", d.Path, oneLine(d.Why))
+		// Every difference, whole, with its script (shrunk when the
+		// explorer could shrink it) indented below it.
+		for i, d := range ex.Differences {
+			fmt.Fprintf(&b, "  difference %d of %d: %s\n", i+1, len(ex.Differences), flat(d.Statement))
+			for _, l := range d.Script {
+				fmt.Fprintf(&b, "      %s\n", strings.TrimRight(l, " "))
+			}
+		}
+		for _, f := range ex.Failures {
+			fmt.Fprintf(&b, "  the replay failed: %s: %s\n", f.Path, flat(f.Statement))
+		}
+		for _, f := range ex.BaseFailures {
+			fmt.Fprintf(&b, "  fails on the base already (model mismatch, not caused by the patch): %s: %s\n", f.Path, flat(f.Statement))
 		}
 	}
 

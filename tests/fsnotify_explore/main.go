@@ -206,8 +206,14 @@ func runExplore(t *harness.T) {
 	}
 	el := time.Since(start)
 	rules, paths := cov.Counts()
-	t.Notef("%d scenarios (%d steps) in %.1fs: %.0f scenarios/s; model rules hit %d/%d, distinct rule paths %d; kinds %s",
-		ran, steps, el.Seconds(), float64(ran)/el.Seconds(), rules, len(model.Rules), paths, strings.Join(kinds, ","))
+	// A rate only when scenarios ran (a -n 0 replay runs none: 0/0 was
+	// "NaN scenarios/s").
+	rate := "no rate"
+	if ran > 0 && el > 0 {
+		rate = fmt.Sprintf("%.0f scenarios/s", float64(ran)/el.Seconds())
+	}
+	t.Notef("%d scenarios (%d steps) in %.1fs: %s; model rules hit %d/%d, distinct rule paths %d; kinds %s",
+		ran, steps, el.Seconds(), rate, rules, len(model.Rules), paths, strings.Join(kinds, ","))
 	if harness.Opts.Verbose {
 		for _, m := range cov.Missed() {
 			t.Logf("rule not hit: %s", m)

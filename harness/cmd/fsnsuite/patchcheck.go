@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/signal"
@@ -153,5 +154,33 @@ func writePatchcheck(dir string, res *patchcheck.Result) error {
 	if err := htmlreport.Write(&b, runs); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), b.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(withExplorer(b.String(), res.Explore)), 0o644)
+}
+
+// withExplorer puts the explorer step's section into the comparison page,
+// after the leaves that changed and before the figures, plots and runs: the
+// seeds covered per filesystem and every difference with its script.
+func withExplorer(page string, ex *patchcheck.Explore) string {
+	if ex == nil {
+		return page
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<h2>Explorer: %d differences (-n %d per filesystem recorded on the base, replayed on the patched kernel)</h2>\n<ul>\n", len(ex.Differences), ex.Scenarios)
+	for _, s := range ex.Seeds {
+		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(s.String()))
+	}
+	b.WriteString("</ul>\n")
+	for i, d := range ex.Differences {
+		fmt.Fprintf(&b, "<p>difference %d of %d: %s</p>\n<pre>%s</pre>\n", i+1, len(ex.Differences), html.EscapeString(d.Statement), html.EscapeString(strings.Join(d.Script, "\n")))
+	}
+	for _, f := range ex.Failures {
+		fmt.Fprintf(&b, "<p>the replay failed: %s: %s</p>\n", html.EscapeString(f.Path), html.EscapeString(f.Statement))
+	}
+	at := len(page)
+	for _, anchor := range []string{"<h2>Perf figures", "<h2>Plots", "<h2>Run ", "</body>"} {
+		if i := strings.Index(page, anchor); i >= 0 && i < at {
+			at = i
+		}
+	}
+	return page[:at] + b.String() + page[at:]
 }
