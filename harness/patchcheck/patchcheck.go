@@ -83,6 +83,12 @@ type Config struct {
 	Lock string
 	// Log receives progress lines.
 	Log io.Writer
+	// Started is when the whole patchcheck started (patchcheck.sh's start:
+	// the source fetch and kernel builds included); zero: when Run did.
+	Started time.Time
+	// BuildLockWait is the time the kernel builds waited for the build
+	// lock of their cache directory (build-kernels.sh).
+	BuildLockWait time.Duration
 }
 
 // ChangedLines is the part of a coverage report that lists the patch's
@@ -110,6 +116,9 @@ type Step struct {
 	Command []string `json:"command"`
 	Dir     string   `json:"dir"`
 	Seconds float64  `json:"seconds"`
+	// VMLockWaitSeconds is the time spent waiting for the VM lock
+	// (Config.Lock) before the run, not in Seconds.
+	VMLockWaitSeconds float64 `json:"vm_lock_wait_seconds,omitempty"`
 	// Broken says why the run did not complete ("" when it did).
 	Broken string `json:"broken,omitempty"`
 }
@@ -128,6 +137,28 @@ type Result struct {
 	// CostGates are the patched run's perf leaves compared with the base
 	// by -baseline: their verdicts and reasons.
 	CostGates []runner.LeafChange `json:"-"`
+	// Wall is the patchcheck's wall time from Config.Started (or Run's
+	// start) to the end of Run, lock waits included.
+	Wall time.Duration `json:"-"`
+}
+
+// Time is where the wall time went: in all, and waiting for each lock.
+type Time struct {
+	WallSeconds          float64 `json:"wall_seconds"`
+	VMLockWaitSeconds    float64 `json:"vm_lock_wait_seconds"`
+	BuildLockWaitSeconds float64 `json:"build_lock_wait_seconds"`
+	// StepSeconds is the VM runs' time (lock waits not included).
+	StepSeconds float64 `json:"step_seconds"`
+}
+
+// Time sums the steps and lock waits.
+func (r *Result) Time() Time {
+	t := Time{WallSeconds: r.Wall.Seconds(), BuildLockWaitSeconds: r.Config.BuildLockWait.Seconds()}
+	for _, s := range r.Steps {
+		t.VMLockWaitSeconds += s.VMLockWaitSeconds
+		t.StepSeconds += s.Seconds
+	}
+	return t
 }
 
 // Explore is the explorer step's outcome.
@@ -191,6 +222,11 @@ func Run(ctx context.Context, cfg *Config) (*Result, error) {
 		return nil, fmt.Errorf("patchcheck: %w", err)
 	}
 	res := &Result{Config: cfg}
+	start := cfg.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
+	defer func() { res.Wall = time.Since(start) }()
 	var err error
 	if !cfg.NoCorrectness {
 		if res.Correct, err = cfg.correctness(ctx, res); err != nil {
@@ -228,11 +264,16 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	full := append([]string{"-kernel", k.Image, "-results", dir}, c.RunArgs...)
 	full = append(full, args...)
 	st := Step{Name: name, Kernel: role, Command: append([]string{c.Suite}, full...), Dir: dir}
+	waitStart := time.Now()
 	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
 	if err != nil {
 		return nil, fmt.Errorf("patchcheck: %w", err)
 	}
 	defer unlock()
+	if w := time.Since(waitStart); w >= 100*time.Millisecond {
+		st.VMLockWaitSeconds = w.Seconds()
+		c.logf("waited %.0fs for the VM lock %s", w.Seconds(), c.Lock)
+	}
 	c.logf("%s on the %s kernel %s: %s", name, role, k.Release, strings.Join(st.Command, " "))
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.Suite, full...)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -290,4 +291,35 @@ func TestExplorerDifferences(t *testing.T) {
 	assert.Assert(t, is.Contains(out, "      shrunk to 3 steps, 1 groups"), out)
 	assert.Assert(t, is.Contains(out, "        3. actor write g\n"), out)
 	assert.Assert(t, !strings.Contains(out, "NaN"), out)
+}
+
+// The summary's wall time counts from the patchcheck's start (the builds
+// before Run included) and names the time waiting for the VM lock (held
+// here by another open file for about a second) and for the build lock.
+func TestWallTimeWithLockWaits(t *testing.T) {
+	same := map[string]tap.Status{"a": tap.StatusPass}
+	cfg := setup(t, same, same)
+	cfg.Lock = filepath.Join(t.TempDir(), "vm.lock")
+	cfg.Started = time.Now().Add(-100 * time.Second)
+	cfg.BuildLockWait = 42 * time.Second
+	f, err := os.OpenFile(cfg.Lock, os.O_CREATE|os.O_RDWR, 0o600)
+	assert.NilError(t, err)
+	defer f.Close()
+	assert.NilError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
+	go func() {
+		time.Sleep(time.Second)
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}()
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	tm := res.Time()
+	assert.Assert(t, tm.VMLockWaitSeconds >= 0.9, "%+v", tm)
+	assert.Assert(t, tm.WallSeconds >= 100+tm.VMLockWaitSeconds, "%+v", tm)
+	assert.Equal(t, tm.BuildLockWaitSeconds, 42.0)
+	var b, js strings.Builder
+	assert.NilError(t, res.WriteText(&b))
+	assert.Assert(t, is.Regexp(`Wall time: 10\d+s in all \(from the start of the patchcheck: source, builds, coverage and every step\); \d+s in the VM runs below, 1s waiting for the VM lock, 42s waiting for the build lock`, b.String()))
+	assert.Assert(t, is.Contains(b.String(), "after 1s waiting for the VM lock"))
+	assert.NilError(t, res.WriteJSON(&js))
+	assert.Assert(t, is.Contains(js.String(), `"build_lock_wait_seconds": 42`))
 }

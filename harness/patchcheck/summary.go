@@ -148,9 +148,15 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 
+	tm := r.Time()
+	fmt.Fprintf(&b, "\nWall time: %.0fs in all (from the start of the patchcheck: source, builds, coverage and every step); %.0fs in the VM runs below, %.0fs waiting for the VM lock, %.0fs waiting for the build lock\n",
+		tm.WallSeconds, tm.StepSeconds, tm.VMLockWaitSeconds, tm.BuildLockWaitSeconds)
 	b.WriteString("\nSteps:\n")
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-12s %-7s %5.0fs  %s", s.Name, s.Kernel, s.Seconds, strings.Join(s.Command, " "))
+		if s.VMLockWaitSeconds > 0 {
+			fmt.Fprintf(&b, "\n      after %.0fs waiting for the VM lock", s.VMLockWaitSeconds)
+		}
 		if s.Broken != "" {
 			fmt.Fprintf(&b, "\n      broken: %s", s.Broken)
 		}
@@ -170,11 +176,12 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Changed bool      `json:"changed"`
 		Patch   string    `json:"patch"`
 		Kernels [2]Kernel `json:"kernels"`
+		Time    Time      `json:"time"`
 		*Result
 		Changes
 		Figures []runner.FigureChange `json:"cost_figures,omitempty"`
 		Gates   []runner.LeafChange   `json:"cost_gates,omitempty"`
-	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Result: r, Gates: r.CostGates}
+	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Time: r.Time(), Result: r, Gates: r.CostGates}
 	doc.Changes = ChangesOf(r.Correct)
 	if r.Cost != nil {
 		doc.Figures = r.Cost.Figures

@@ -19,6 +19,7 @@
 # JOBS (2) and NICE (19) set make's -j and niceness.
 set -eu
 
+started=$(date +%s) # the summary's wall time counts from here
 top=$(cd "$(dirname "$0")/../.." && pwd)
 die() { echo "patchcheck: $*" >&2; exit 2; }
 [ $# -ge 2 ] || die "usage: $0 KSRC|linux-source-X.Y PATCH|A..B [-- fsnsuite patchcheck flags]"
@@ -66,9 +67,10 @@ patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
 kernels=$(JOBS=${JOBS:-2} NICE=${NICE:-19} sh "$top/scripts/patchcheck/build-kernels.sh" "$ksrc" "$patch")
 base=$(echo "$kernels" | sed -n 's/^base //p')
 patched=$(echo "$kernels" | sed -n 's/^patched //p')
+lockwait=$(echo "$kernels" | sed -n 's/^build_lock_wait //p')
 out=${PC_RESULTS:-$top/results/patchcheck/$(basename "$patch" .patch)}
 mkdir -p "$out"
-set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" "$@"
+set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" -started "$started" -build-lock-wait "${lockwait:-0}" "$@"
 
 # The changed lines: a gcov kernel of the patched tree (make coverage's
 # build, cached by that tree's state) and the suite on it; PC_COVERAGE=0

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/patchcheck"
@@ -40,6 +41,8 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
 		steps     = fs.String("steps", "correctness,explore,cost", "the `steps` to run, comma-separated (each runnable alone: -steps cost measures only the cost)")
+		started   = fs.Int64("started", 0, "when the whole patchcheck started, in `unix seconds` (patchcheck.sh's start: the wall time in the summary then includes the builds)")
+		buildWait = fs.Float64("build-lock-wait", 0, "`seconds` the kernel builds waited for the build lock (build-kernels.sh), named in the summary's wall time")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite patchcheck -base DIR -patched DIR [flags] [-- runner flags]\n\n"+
@@ -72,6 +75,10 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("-steps: unknown step %q (want correctness, explore, cost)", s))
 		}
 	}
+	if *started > 0 {
+		cfg.Started = time.Unix(*started, 0)
+	}
+	cfg.BuildLockWait = time.Duration(*buildWait * float64(time.Second))
 	cfg.NoCorrectness = !want["correctness"]
 	if !want["explore"] {
 		cfg.Scenarios = 0
