@@ -29,7 +29,8 @@ import (
 type Kernel struct {
 	// Role is "base" or "patched".
 	Role string `json:"role"`
-	// Image is the bzImage, Release its kernel release (7.3.4-fsnbase).
+	// Image is the bzImage, Release its kernel release (7.3.4-fsnbase,
+	// 7.3.4-fsnp-seed004-7.3-57d70211).
 	Image   string `json:"image"`
 	Release string `json:"release"`
 	// BuildSeconds is how long its build took (0: unknown).

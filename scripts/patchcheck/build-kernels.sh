@@ -3,13 +3,15 @@
 # compares from one source tree: KSRC as it is (the base), then KSRC with
 # PATCH applied, rebuilt incrementally in the same build directory. Prints
 # two lines, "base DIR" and "patched DIR"; each DIR holds bzImage, config and
-# release (the kernel release, e.g. 7.3.4-fsnbase and 7.3.4-fsnpatched).
+# release (the kernel release, e.g. 7.3.4-fsnbase and
+# 7.3.4-fsnp-seed004-7.3-1a2b3c4d: the patch's name and hash, pc-lib.sh).
 #
 # The kernel is tinyconfig + scripts/kernel.config + patchcheck.config, with
-# CONFIG_LOCALVERSION -fsnbase or -fsnpatched. Cache: <cache>/patchcheck/<key>
+# CONFIG_LOCALVERSION -fsnbase, or -fsnp-<patch name>-<hash> for the patched
+# kernel (patch_localversion: within the 64-character UTS release). Cache: <cache>/patchcheck/<key>
 # with key = sha256 of KSRC's state (scripts/ksrc-lib.sh), the fragments,
 # gcc's version and $method: src/ (a private hard-link copy of KSRC), build/
-# (O=), base/ and patched-<sha256 of PATCH>/. A second patchcheck of the same
+# (O=), base/ and patched-<sha256 of PATCH><sha256 of its LOCALVERSION>/. A second patchcheck of the same
 # base reuses base/ and costs only the patched build; the same patch again
 # costs nothing.
 #
@@ -26,6 +28,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/scripts/ksrc-lib.sh"
+. "$here/pc-lib.sh"
 who="patchcheck build"
 die() { echo "$who: $*" >&2; exit 1; }
 ksrc=$(cd "$1" && pwd) || exit 2
@@ -40,7 +43,11 @@ method="fsnsuite-patchcheck-build 1: tinyconfig+fragments, LOCALVERSION -fsnbase
 key=$(cache_key "$ksrc" "$method" "$repo/scripts/kernel.config" "$frag")
 dir=$cache/$key
 psum=$(sha256sum <"$patch" | cut -c1-16)
-out=$dir/patched-$psum
+# The patched kernel's release names the patch (patch_localversion), so
+# the cache key of its build is the patch's content and that name.
+kver=$(kernel_version "$ksrc/Makefile") || die "$ksrc/Makefile: no VERSION/PATCHLEVEL: not a kernel tree?"
+lv=$(patch_localversion "$kver" "$patch")
+out=$dir/patched-$psum$(printf '%s' "$lv" | sha256sum | cut -c1-8)
 
 set_localversion() {
 	"$dir/src/scripts/config" --file "$dir/build/.config" --set-str LOCALVERSION "$1" -d LOCALVERSION_AUTO
@@ -109,7 +116,7 @@ if [ ! -f "$out/.done" ]; then
 		patch -p1 --batch --forward --silent -d "$dir/src" <"$patch" >&2
 	fi
 	echo "$who: building the patched kernel (incremental) in $dir" >&2
-	set_localversion -fsnpatched
+	set_localversion "$lv"
 	start=$(date +%s)
 	if ! nice -n "${NICE:-19}" make -s -C "$dir/src" O="$dir/build" -j"${JOBS:-2}" bzImage >&2; then
 		restore

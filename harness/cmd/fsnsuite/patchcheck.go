@@ -103,7 +103,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if cfg.Base.Release == cfg.Patched.Release {
-		return fail(fmt.Errorf("both kernels report release %s: results could not tell them apart (build-kernels.sh gives them -fsnbase and -fsnpatched)", cfg.Base.Release))
+		return fail(fmt.Errorf("both kernels report release %s: results could not tell them apart (build-kernels.sh gives them -fsnbase and -fsnp-<patch name>-<hash>)", cfg.Base.Release))
 	}
 	if *covFile != "" {
 		b, err := os.ReadFile(*covFile)

@@ -1,0 +1,49 @@
+package patchcheck
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// lib runs a shell snippet with scripts/patchcheck/pc-lib.sh sourced.
+func lib(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	libPath, err := filepath.Abs("../../scripts/patchcheck/pc-lib.sh")
+	assert.NilError(t, err)
+	out, err := exec.Command("sh", append([]string{"-c", ". " + libPath + "; " + script, "sh"}, args...)...).CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	return strings.TrimSpace(string(out))
+}
+
+// Each patched kernel's release names its patch and its hash, within the
+// kernel's 64-character UTS release; two patches of one name differ.
+func TestPatchLocalversion(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	a := write("seed004-7.3.patch", "a\n")
+	b := write("other/seed004-7.3.patch", "b\n")
+	long := write("fanotify: fix the merge of öpen events with a name much longer than any release could hold.patch", "c\n")
+	la := lib(t, `patch_localversion 7.3.4 "$1"`, a)
+	assert.Assert(t, is.Regexp(`^-fsnp-seed004-7\.3-[0-9a-f]{8}$`, la))
+	lb := lib(t, `patch_localversion 7.3.4 "$1"`, b)
+	assert.Assert(t, la != lb, "two patches of one name: %s", la)
+	ll := lib(t, `patch_localversion 7.3.4-rc1 "$1"`, long)
+	assert.Assert(t, is.Regexp(`^-fsnp-fanotify__fix_the_merge_of__+pen[A-Za-z0-9._-]*-[0-9a-f]{8}$`, ll))
+	// The release with setlocalversion's possible "+" fits __NEW_UTS_LEN.
+	assert.Assert(t, len("7.3.4-rc1"+ll+"+") <= 64, "%d: %s", len("7.3.4-rc1"+ll+"+"), ll)
+	assert.Equal(t, len("7.3.4-rc1"+ll+"+"), 64)
+
+	mk := write("Makefile", "# SPDX-License-Identifier: GPL-2.0\nVERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\nEXTRAVERSION = -rc1\nNAME = x\n")
+	assert.Equal(t, lib(t, `kernel_version "$1"`, mk), "7.3.4-rc1")
+}
