@@ -1,6 +1,8 @@
 package patchcheck
 
 import (
+	"math"
+
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -79,4 +81,81 @@ func ChangesOf(d *runner.Diff) Changes {
 	}
 	cs.PassToFail, cs.FailToPass, cs.FailOnBoth = conv(d.Regressions), conv(d.Fixes), conv(d.FailBoth)
 	return cs
+}
+
+// Figure is one cost figure on both kernels (runner.FigureChange in
+// summary.json's naming). A bound or ratio that is not a finite number
+// (an unbounded interval, no ratio) is left out.
+type Figure struct {
+	Path   string      `json:"path"`
+	Unit   string      `json:"unit"`
+	Before FigureValue `json:"before"`
+	After  FigureValue `json:"after"`
+	// Ratio is after / before, RatioLo and RatioHi its bounds from both
+	// intervals.
+	Ratio   *float64 `json:"ratio,omitempty"`
+	RatioLo *float64 `json:"ratio_lo,omitempty"`
+	RatioHi *float64 `json:"ratio_hi,omitempty"`
+	// UnitsDiffer: the kernels' runs label the figure with different
+	// units (not comparable).
+	UnitsDiffer bool `json:"units_differ,omitempty"`
+	// Gate is the threshold the patched run held the figure to (none: a
+	// figure reported, not gated); Beyond that it went beyond it.
+	Gate   *float64 `json:"gate,omitempty"`
+	Beyond bool     `json:"beyond,omitempty"`
+}
+
+// FigureValue is one kernel's figure with its interval.
+type FigureValue struct {
+	Value *float64 `json:"value,omitempty"`
+	Lo    *float64 `json:"lo,omitempty"`
+	Hi    *float64 `json:"hi,omitempty"`
+}
+
+// CostGate is a cross-kernel gate of the cost step: the patched run's perf
+// leaf judged by -baseline against the base's saved run.
+type CostGate struct {
+	Path   string `json:"path"`
+	Result string `json:"result"`
+	// Line is the engine's "baseline: ..." verdict, whole.
+	Line string `json:"line"`
+}
+
+// num is v, nil when it is not a finite number (JSON has none such).
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// numNonZero is num, nil for 0 too (a bound or gate that is not there).
+func numNonZero(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return num(v)
+}
+
+// FiguresOf converts a cost comparison's figures.
+func FiguresOf(fs []runner.FigureChange) []Figure {
+	var out []Figure
+	for _, f := range fs {
+		val := func(m tap.Measurement) FigureValue {
+			return FigureValue{Value: num(m.Value), Lo: numNonZero(m.Lo), Hi: numNonZero(m.Hi)}
+		}
+		out = append(out, Figure{Path: f.Path, Unit: f.Unit, Before: val(f.Before), After: val(f.After),
+			Ratio: numNonZero(f.Ratio), RatioLo: numNonZero(f.Lo), RatioHi: numNonZero(f.Hi),
+			UnitsDiffer: f.BeforeUnitDiff, Gate: numNonZero(f.Gate), Beyond: f.Beyond})
+	}
+	return out
+}
+
+// GatesOf converts the cost step's cross-kernel gates.
+func GatesOf(gs []runner.LeafChange) []CostGate {
+	var out []CostGate
+	for _, g := range gs {
+		out = append(out, CostGate{Path: g.Path, Result: g.After, Line: g.Why})
+	}
+	return out
 }

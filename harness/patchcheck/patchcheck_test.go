@@ -3,8 +3,11 @@ package patchcheck
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +325,48 @@ func TestWallTimeWithLockWaits(t *testing.T) {
 	assert.Assert(t, is.Contains(b.String(), "after 1s waiting for the VM lock"))
 	assert.NilError(t, res.WriteJSON(&js))
 	assert.Assert(t, is.Contains(js.String(), `"build_lock_wait_seconds": 42`))
+}
+
+// summary.json names every key in snake_case, every part of it filled (a
+// change of each kind, explorer seeds and differences, cost figures with an
+// unbounded interval, gates, time), and encodes at all with figures that
+// are not finite numbers.
+func TestJSONSnakeCase(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass, "b": tap.StatusFail}, map[string]tap.Status{"a": tap.StatusFail, "b": tap.StatusFail})
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	res.Explore = &Explore{Scenarios: 10, Notes: []string{"x"}, Seeds: []Seeds{{Filesystem: "tmpfs", Last: 9, NotRunWhy: []string{"y"}}},
+		Differences: []Difference{{Leaf: "l", Script: []string{"1. x"}}}, Failures: []Change{{Path: "p", Hints: []string{"HINT: h"}}}, BaseFailures: []Change{{Path: "q"}}}
+	res.Cost = &runner.Diff{Figures: []runner.FigureChange{{Path: "perf.x.ops", Unit: "ns/op",
+		Before: tap.Measurement{Name: "ops", Value: 1, Lo: 0.9, Hi: math.Inf(1)}, After: tap.Measurement{Name: "ops", Value: 2, Lo: 1.5, Hi: 2.5},
+		Ratio: 2, Lo: 0.6, Hi: math.Inf(1), Gate: 1.5, Beyond: true, BeforeUnitDiff: true}}}
+	res.CostGates = []runner.LeafChange{{Path: "perf.x", After: "fail", Why: "regression: ..."}}
+	var b strings.Builder
+	assert.NilError(t, res.WriteJSON(&b))
+	var doc any
+	assert.NilError(t, json.Unmarshal([]byte(b.String()), &doc))
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	var walk func(path string, v any)
+	keys := 0
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				keys++
+				if !snake.MatchString(k) {
+					t.Errorf("%s.%s: not snake_case", path, k)
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk("", doc)
+	for _, k := range []string{`"pass_to_fail"`, `"fail_on_both"`, `"cost_figures"`, `"ratio_lo"`, `"units_differ"`, `"cost_gates"`, `"differences"`, `"seeds"`, `"vm_lock_wait_seconds"`} {
+		assert.Assert(t, is.Contains(b.String(), k))
+	}
+	t.Logf("%d keys, all snake_case", keys)
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fsnsuite/fsnsuite/harness/runner"
 )
 
 // Verdict is the summary's first line.
@@ -169,7 +168,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteJSON writes the kernels, steps, verdict and differences as JSON.
+// WriteJSON writes the kernels, steps, verdict and differences as JSON,
+// every key in snake_case (TestJSONSnakeCase).
 func (r *Result) WriteJSON(w io.Writer) error {
 	doc := struct {
 		Verdict string    `json:"verdict"`
@@ -179,12 +179,12 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Time    Time      `json:"time"`
 		*Result
 		Changes
-		Figures []runner.FigureChange `json:"cost_figures,omitempty"`
-		Gates   []runner.LeafChange   `json:"cost_gates,omitempty"`
-	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Time: r.Time(), Result: r, Gates: r.CostGates}
+		Figures []Figure   `json:"cost_figures,omitempty"`
+		Gates   []CostGate `json:"cost_gates,omitempty"`
+	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Time: r.Time(), Result: r, Gates: GatesOf(r.CostGates)}
 	doc.Changes = ChangesOf(r.Correct)
 	if r.Cost != nil {
-		doc.Figures = r.Cost.Figures
+		doc.Figures = FiguresOf(r.Cost.Figures)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
