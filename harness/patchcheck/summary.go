@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
-
 )
 
 // Verdict is the summary's first line.
