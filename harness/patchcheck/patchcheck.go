@@ -87,6 +87,12 @@ type Config struct {
 	// Started is when the whole patchcheck started (patchcheck.sh's start:
 	// the source fetch and kernel builds included); zero: when Run did.
 	Started time.Time
+	// Cache is the project's cache directory (scripts/coverage/cache-dir.sh):
+	// the base kernel's runs are kept below it and reused ("": none).
+	// NoBaseCache runs the base again (and keeps the new run).
+	Cache       string
+	NoBaseCache bool
+	suiteSHA    string
 	// BuildLockWait is the time the kernel builds waited for the build
 	// lock of their cache directory (build-kernels.sh).
 	BuildLockWait time.Duration
@@ -120,6 +126,10 @@ type Step struct {
 	// VMLockWaitSeconds is the time spent waiting for the VM lock
 	// (Config.Lock) before the run, not in Seconds.
 	VMLockWaitSeconds float64 `json:"vm_lock_wait_seconds,omitempty"`
+	// Reused is the cached base run this step's results were copied from
+	// (no run), ReusedDate when that run was made.
+	Reused     string    `json:"reused,omitempty"`
+	ReusedDate time.Time `json:"reused_date,omitempty"`
 	// Broken says why the run did not complete ("" when it did).
 	Broken string `json:"broken,omitempty"`
 }
@@ -265,6 +275,35 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	full := append([]string{"-kernel", k.Image, "-results", dir}, c.RunArgs...)
 	full = append(full, args...)
 	st := Step{Name: name, Kernel: role, Command: append([]string{c.Suite}, full...), Dir: dir}
+	// The base kernel's run is reused from the cache when the kernel
+	// image, the suite build and the flags are the same (basecache.go).
+	var entry baseEntry
+	cacheable := role == "base" && c.Cache != ""
+	if cacheable {
+		var err error
+		if entry, err = c.baseKey(name, append(append([]string(nil), c.RunArgs...), args...)); err != nil {
+			return nil, fmt.Errorf("patchcheck: the base run's cache key: %w", err)
+		}
+		if c.NoBaseCache {
+			c.logf("%s on the base kernel: not looking in the cache (-no-base-cache)", name)
+		} else {
+			e, from, ok, err := c.cachedBase(entry, dir)
+			if err != nil {
+				return nil, fmt.Errorf("patchcheck: %w", err)
+			}
+			if ok {
+				if r, lerr := runner.LoadResults(dir); lerr == nil {
+					st.Reused, st.ReusedDate, st.Seconds = from, e.Date, 0
+					c.logf("%s on the base kernel %s: reusing the run of %s (%s; same kernel image, suite build and flags; -no-base-cache runs it again)",
+						name, k.Release, e.Date.Format(time.RFC3339), from)
+					res.Steps = append(res.Steps, st)
+					return r, nil
+				} else {
+					c.logf("base cache: %s: %v: running it again", from, lerr)
+				}
+			}
+		}
+	}
 	waitStart := time.Now()
 	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
 	if err != nil {
@@ -306,6 +345,13 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	res.Steps = append(res.Steps, st)
 	if lerr != nil {
 		return nil, nil
+	}
+	if cacheable && st.Broken == "" {
+		// Only a complete run is kept.
+		entry.Date, entry.Seconds, entry.OriginalPath = start.UTC(), st.Seconds, dir
+		if err := c.storeBase(entry, dir); err != nil {
+			c.logf("base cache: keeping the %s run: %v (not cached)", name, err)
+		}
 	}
 	return r, nil
 }

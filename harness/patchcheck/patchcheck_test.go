@@ -370,3 +370,100 @@ func TestJSONSnakeCase(t *testing.T) {
 	}
 	t.Logf("%d keys, all snake_case", keys)
 }
+
+// calls counts the fake suite's runs on each kernel.
+func calls(t *testing.T, cfg *Config) (base, patched int) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Suite), "calls"))
+	assert.NilError(t, err)
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		switch {
+		case strings.Contains(l, "/base/bzImage"):
+			base++
+		case strings.Contains(l, "/patched/bzImage"):
+			patched++
+		}
+	}
+	return base, patched
+}
+
+// A second patchcheck on the same base kernel, suite build and flags reuses
+// the base's runs from the cache, saying so with the cached run's date and
+// path; another suite build, other flags or -no-base-cache run it again;
+// an entry that does not match what is computed now is not used; a cache
+// in a directory others can write to is refused.
+func TestBaseReused(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusFail})
+	cache := t.TempDir()
+	cfg.Cache = cache
+	assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+	var log strings.Builder
+	cfg.Log = &log
+	cfg.Scenarios = 5
+	run := func() *Result {
+		t.Helper()
+		cfg.suiteSHA = "" // each patchcheck hashes the build anew
+		res, err := Run(context.Background(), cfg)
+		assert.NilError(t, err)
+		return res
+	}
+	first := run()
+	assert.Assert(t, first.Changed())
+	b, p := calls(t, cfg)
+	assert.Equal(t, b, 2) // correctness, explore
+	assert.Equal(t, p, 2)
+
+	second := run()
+	b, p = calls(t, cfg)
+	assert.Equal(t, b, 2, "the base ran again")
+	assert.Equal(t, p, 4)
+	assert.Assert(t, second.Changed(), "the reused base run still judges the patched one")
+	assert.Equal(t, len(second.Correct.Regressions), 1)
+	assert.Assert(t, second.Steps[0].Reused != "" && !second.Steps[0].ReusedDate.IsZero())
+	assert.Assert(t, strings.HasPrefix(second.Steps[0].Reused, filepath.Join(cache, BaseCacheDir)), second.Steps[0].Reused)
+	assert.Assert(t, is.Regexp(`correctness on the base kernel 7.3.4-fsnbase: reusing the run of 20\d\d-\d\d-\d\dT[^ ]+ \(`+regexp.QuoteMeta(cache), log.String()))
+	// The explorer's recording came back with its run: the replay had it.
+	_, err := os.Stat(filepath.Join(cfg.Out, "explore-base", "explore.json"))
+	assert.NilError(t, err)
+	var txt strings.Builder
+	assert.NilError(t, second.WriteText(&txt))
+	assert.Assert(t, is.Contains(txt.String(), "reused the base run of "))
+
+	// Other flags: run again.
+	cfg.RunArgs = []string{"-vm-mem", "2G"}
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 4)
+	// -no-base-cache: run again.
+	cfg.NoBaseCache = true
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 6)
+	cfg.NoBaseCache = false
+	// Another suite build (a binary beside the runner changed): run again.
+	assert.NilError(t, os.WriteFile(filepath.Join(filepath.Dir(cfg.Suite), "inotify_api"), []byte("v2"), 0o755))
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 8)
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 8, "the new build's run is cached in turn")
+
+	// An entry edited to name other flags is not used.
+	ents, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*.json"))
+	assert.NilError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(e)
+		assert.NilError(t, err)
+		assert.NilError(t, os.WriteFile(e, []byte(strings.Replace(string(b), `"-no-perf"`, `"-perf"`, 1)), 0o600))
+	}
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 9)
+	assert.Assert(t, is.Contains(log.String(), "does not match this run"))
+
+	// A cache directory others can write to is refused.
+	assert.NilError(t, os.Chmod(cache, 0o777))
+	_, err = Run(context.Background(), cfg)
+	assert.ErrorContains(t, err, "refusing")
+	assert.NilError(t, os.Chmod(cache, 0o700))
+}
