@@ -1,6 +1,7 @@
 package patchcheck
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,4 +47,41 @@ func TestPatchLocalversion(t *testing.T) {
 
 	mk := write("Makefile", "# SPDX-License-Identifier: GPL-2.0\nVERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\nEXTRAVERSION = -rc1\nNAME = x\n")
 	assert.Equal(t, lib(t, `kernel_version "$1"`, mk), "7.3.4-rc1")
+}
+
+// make patchcheck passes patchcheck.sh's status on as its recipe's status
+// and says what it means: make itself can only exit 0 or 2 (GNU make's
+// manual, "Exit Status of make"), so "behaviour changed" is make's "Error
+// 1" and the message, and 2 both times; 0 stays 0.
+func TestMakePatchcheckStatus(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	root, err := filepath.Abs("../..")
+	assert.NilError(t, err)
+	for _, tc := range []struct {
+		status, makeStatus int
+		says               string
+	}{
+		{0, 0, ""},
+		{1, 2, "make patchcheck: BEHAVIOUR CHANGED (patchcheck.sh exit 1)"},
+		{2, 2, "make patchcheck: BROKEN (patchcheck.sh exit 2)"},
+	} {
+		fake := filepath.Join(t.TempDir(), "patchcheck.sh")
+		assert.NilError(t, os.WriteFile(fake, []byte(fmt.Sprintf("echo \"fake $*\"\nexit %d\n", tc.status)), 0o755))
+		cmd := exec.Command("make", "-s", "-C", root, "-o", "build", "patchcheck", "KSRC=k", "PATCH=p", "PATCHCHECK_SH="+fake)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			assert.NilError(t, err)
+		}
+		assert.Equal(t, code, tc.makeStatus, "%s", out)
+		assert.Assert(t, is.Contains(string(out), "fake k p --"))
+		if tc.says != "" {
+			assert.Assert(t, is.Contains(string(out), tc.says))
+			assert.Assert(t, is.Contains(string(out), fmt.Sprintf("Error %d", tc.status)))
+		}
+	}
 }

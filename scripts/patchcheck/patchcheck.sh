@@ -17,6 +17,12 @@
 # (instruction counts without KVM); summary.txt, summary.json, report.html in
 # PC_RESULTS (default results/patchcheck/<patch name>).
 # JOBS (2) and NICE (19) set make's -j and niceness.
+#
+# Exit status, the verdict (also written to PC_RESULTS/exit_status as "N
+# words"): 0 no difference, 1 behaviour changed, 2 broken (a step could not
+# run, a usage error); a patch that does not apply: 3 from build-kernels.sh.
+# CI reads this status: `make patchcheck` cannot pass it on (make exits only
+# 0 or 2 for a recipe's status; mk/patchcheck.mk).
 set -eu
 
 started=$(date +%s) # the summary's wall time counts from here
@@ -100,4 +106,14 @@ if [ "${PC_COVERAGE:-1}" = 1 ]; then
 	set -- -coverage "$out/coverage.txt" "$@"
 fi
 echo "patchcheck: $top/bin/fsnsuite patchcheck $*" >&2
-exec "$top/bin/fsnsuite" patchcheck "$@"
+rc=0
+"$top/bin/fsnsuite" patchcheck "$@" || rc=$?
+# The verdict's status, for make patchcheck (whose own exit status can
+# only be 0 or 2) and for whoever reads the results later.
+case $rc in
+0) what="no difference" ;;
+1) what="behaviour changed" ;;
+*) what="broken: the patchcheck could not decide" ;;
+esac
+printf '%s %s\n' "$rc" "$what" >"$out/exit_status"
+exit "$rc"
