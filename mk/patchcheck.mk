@@ -5,13 +5,19 @@
 #   make patchcheck KSRC=linux-source-7.3 PATCH=my.patch
 #   make patchcheck KSRC=~/linux PATCH=v7.3..my-branch
 #   make patchcheck ... PATCHCHECK_ARGS='-scenarios 500 -no-cost'
+#   make patchcheck ... STEPS=correctness          # a quick check
+#   make patchcheck ... STEPS=correctness,explore  # or STEPS=cost, STEPS=coverage,correctness
 #
+# STEPS (comma-separated: coverage, correctness, explore, cost; default
+# all four) says what runs; PC_COVERAGE=0 and PATCHCHECK_ARGS='-steps ...'
+# still work and win over it.
 # PC_RESULTS (results/patchcheck/<patch name>), PC_COVERAGE=0 (no gcov
 # step), FSNSUITE_VM_LOCK, JOBS, NICE tune it. Not run by .ci/run (kernel
 # builds); .ci/patchcheck runs the test-data patches on a schedule.
 
 PATCH           ?=
 PATCHCHECK_ARGS ?=
+STEPS           ?=
 # The script the recipe runs (a test points it at a fake).
 PATCHCHECK_SH   ?= scripts/patchcheck/patchcheck.sh
 
@@ -26,8 +32,8 @@ PATCHCHECK_SH   ?= scripts/patchcheck/patchcheck.sh
 # 0/1/2 runs scripts/patchcheck/patchcheck.sh (as .ci/patchcheck does).
 patchcheck: build
 	@[ -n $(call q,$(KSRC)) ] && [ -n $(call q,$(PATCH)) ] || { echo "make patchcheck: KSRC= and PATCH= are required" >&2; exit 2; }
-	@echo "PC_RESULTS=$(call q,$(PC_RESULTS)) PC_COVERAGE=$(call q,$(PC_COVERAGE)) sh $(call q,$(PATCHCHECK_SH)) $(call q,$(KSRC)) $(call q,$(PATCH)) -- $(PATCHCHECK_ARGS)" >&2
-	@rc=0; PC_RESULTS=$(call q,$(PC_RESULTS)) PC_COVERAGE=$(call q,$(PC_COVERAGE)) sh $(call q,$(PATCHCHECK_SH)) $(call q,$(KSRC)) $(call q,$(PATCH)) -- $(PATCHCHECK_ARGS) || rc=$$?; \
+	@echo "PC_RESULTS=$(call q,$(PC_RESULTS)) PC_COVERAGE=$(call q,$(PC_COVERAGE)) PC_STEPS=$(call q,$(STEPS)) sh $(call q,$(PATCHCHECK_SH)) $(call q,$(KSRC)) $(call q,$(PATCH)) -- $(PATCHCHECK_ARGS)" >&2
+	@rc=0; PC_RESULTS=$(call q,$(PC_RESULTS)) PC_COVERAGE=$(call q,$(PC_COVERAGE)) PC_STEPS=$(call q,$(STEPS)) sh $(call q,$(PATCHCHECK_SH)) $(call q,$(KSRC)) $(call q,$(PATCH)) -- $(PATCHCHECK_ARGS) || rc=$$?; \
 	case $$rc in \
 	0) ;; \
 	1) echo "make patchcheck: BEHAVIOUR CHANGED (patchcheck.sh exit 1). make itself exits 2 for any failing recipe; the verdict's own status (0 no difference, 1 behaviour changed, 2 broken) is scripts/patchcheck/patchcheck.sh's and is in <results>/exit_status" >&2 ;; \

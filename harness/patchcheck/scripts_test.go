@@ -85,3 +85,37 @@ func TestMakePatchcheckStatus(t *testing.T) {
 		}
 	}
 }
+
+// STEPS: one variable for what runs. steps_of splits it into the coverage
+// step and fsnsuite patchcheck's -steps; make passes it on as PC_STEPS;
+// patchcheck.sh refuses an unknown step before anything else runs.
+func TestSteps(t *testing.T) {
+	for in, want := range map[string]string{
+		"correctness":                       "0 correctness",
+		"correctness,explore":               "0 correctness,explore",
+		"cost":                              "0 cost",
+		"coverage,correctness,explore,cost": "1 correctness,explore,cost",
+	} {
+		assert.Equal(t, lib(t, `steps_of "$1"`, in), want, in)
+	}
+	for _, bad := range []string{"corectness", "coverage"} {
+		out, err := exec.Command("sh", "-c", ". ../../scripts/patchcheck/pc-lib.sh; steps_of "+bad).CombinedOutput()
+		assert.Assert(t, err != nil, "%s: %s", bad, out)
+		assert.Assert(t, is.Contains(string(out), "STEPS="+bad), bad)
+	}
+
+	root, err := filepath.Abs("../..")
+	assert.NilError(t, err)
+	fake := filepath.Join(t.TempDir(), "patchcheck.sh")
+	assert.NilError(t, os.WriteFile(fake, []byte("echo \"PC_STEPS=$PC_STEPS PC_COVERAGE=$PC_COVERAGE args=$*\"\n"), 0o755))
+	out, err := exec.Command("make", "-s", "-C", root, "-o", "build", "patchcheck", "KSRC=k", "PATCH=p", "STEPS=correctness,explore", "PATCHCHECK_SH="+fake).CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	assert.Assert(t, is.Contains(string(out), "PC_STEPS=correctness,explore PC_COVERAGE= args=k p --"), "%s", out)
+
+	cmd := exec.Command("sh", filepath.Join(root, "scripts/patchcheck/patchcheck.sh"), "k", "p")
+	cmd.Env = append(os.Environ(), "PC_STEPS=correctness,bogus")
+	out, err = cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	assert.Assert(t, ok && ee.ExitCode() == 2, "%v: %s", err, out)
+	assert.Equal(t, strings.TrimSpace(string(out)), "STEPS=correctness,bogus: unknown step 'bogus' (want coverage, correctness, explore, cost, comma-separated)")
+}

@@ -16,7 +16,8 @@
 # the base and replayed on the patched kernel; the perf binaries on both
 # (instruction counts without KVM); summary.txt, summary.json, report.html in
 # PC_RESULTS (default results/patchcheck/<patch name>).
-# JOBS (2) and NICE (19) set make's -j and niceness.
+# JOBS (2) and NICE (19) set make's -j and niceness. PC_STEPS (make's
+# STEPS: coverage,correctness,explore,cost; default all) says what runs.
 #
 # Exit status, the verdict (also written to PC_RESULTS/exit_status as "N
 # words"): 0 no difference, 1 behaviour changed, 2 broken (a step could not
@@ -33,6 +34,17 @@ ksrc=$1
 patch=$2
 shift 2
 [ "${1:-}" = "--" ] && shift
+
+# PC_STEPS (make patchcheck STEPS=correctness,explore): what to run, one
+# variable for the coverage step (PC_COVERAGE, which an explicit value
+# still overrides) and fsnsuite patchcheck's -steps (a -steps in the flags
+# after it still wins).
+if [ -n "${PC_STEPS:-}" ]; then
+	. "$top/scripts/patchcheck/pc-lib.sh"
+	steps=$(steps_of "$PC_STEPS") || exit 2
+	[ -n "${PC_COVERAGE:-}" ] || PC_COVERAGE=${steps%% *}
+	set -- -steps "${steps#* }" "$@"
+fi
 
 sh "$top/scripts/vm/deps.sh"
 sh "$top/scripts/coverage/deps.sh"

@@ -40,3 +40,28 @@ kernel_version() {
 			print s v["EXTRAVERSION"]
 		}'
 }
+
+# steps_of STEPS — the make variable STEPS (comma-separated: coverage,
+# correctness, explore, cost) as two words: 1 or 0 for the coverage step
+# (patchcheck.sh's), then the -steps of fsnsuite patchcheck
+# ("correctness,explore"). An unknown step, or none of fsnsuite
+# patchcheck's, is an error naming the valid ones.
+steps_of() {
+	_cov=0
+	_rest=
+	for _s in $(printf '%s' "$1" | tr ',' ' '); do
+		case $_s in
+		coverage) _cov=1 ;;
+		correctness | explore | cost) _rest=${_rest:+$_rest,}$_s ;;
+		*)
+			echo "STEPS=$1: unknown step '$_s' (want coverage, correctness, explore, cost, comma-separated)" >&2
+			return 2
+			;;
+		esac
+	done
+	if [ -z "$_rest" ]; then
+		echo "STEPS=$1: name at least one of correctness, explore, cost (coverage alone gives no verdict: make coverage COV_DIFF=... does that)" >&2
+		return 2
+	fi
+	echo "$_cov $_rest"
+}
