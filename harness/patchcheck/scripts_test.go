@@ -119,3 +119,120 @@ func TestSteps(t *testing.T) {
 	assert.Assert(t, ok && ee.ExitCode() == 2, "%v: %s", err, out)
 	assert.Equal(t, strings.TrimSpace(string(out)), "STEPS=correctness,bogus: unknown step 'bogus' (want coverage, correctness, explore, cost, comma-separated)")
 }
+
+// fakeMake stands in for make in build-kernels.sh: olddefconfig does
+// nothing; bzImage "compiles" the tree's fs/notify/x.c a second after it
+// starts (so that a build that overlaps another's patch or restore would
+// pick up the other's source) into bzImage, and writes the release from
+// the build's .config.
+const fakeMake = `#!/bin/sh
+src= out= target=
+for a; do
+	case $a in
+	-C) ;;
+	O=*) out=${a#O=} ;;
+	-s|-j*) ;;
+	*) [ -d "$a" ] && src=$a || target=$a ;;
+	esac
+done
+case $target in
+bzImage)
+	sleep 1
+	mkdir -p "$out/arch/x86/boot" "$out/include/config"
+	cat "$src/fs/notify/x.c" >"$out/arch/x86/boot/bzImage"
+	lv=$(sed -n 's/^CONFIG_LOCALVERSION="\(.*\)"$/\1/p' "$out/.config")
+	echo "7.3.4$lv" >"$out/include/config/kernel.release" ;;
+esac
+`
+
+// fakeBuildKernel stands in for scripts/vm/build-kernel.sh SRC BUILD -f
+// FRAG -f LOCALVERSION: the base's .config is the LOCALVERSION fragment.
+const fakeBuildKernel = `#!/bin/sh
+mkdir -p "$2"
+cp "$6" "$2/.config"
+make -s -C "$1" O="$2" bzImage
+`
+
+// fakeConfig stands in for a tree's scripts/config --file F --set-str
+// LOCALVERSION V -d LOCALVERSION_AUTO.
+const fakeConfig = `#!/bin/sh
+printf 'CONFIG_LOCALVERSION="%s"\n' "$5" >"$2"
+`
+
+// Two patchchecks started together on one base build their kernels in
+// turn (the build lock, naming its holder), never each other's source:
+// each patched kernel is its own patch's tree and names its own patch; the
+// base and the source copy are the base's after both. A fake make, a fake
+// tree: no kernel is built.
+func TestConcurrentBuildsDoNotMix(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	assert.NilError(t, err)
+	tmp := t.TempDir()
+	write := func(p, body string, mode os.FileMode) string {
+		p = filepath.Join(tmp, p)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(body), mode))
+		return p
+	}
+	write("ksrc/Makefile", "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\nEXTRAVERSION =\n", 0o644)
+	write("ksrc/fs/notify/x.c", "base\n", 0o644)
+	write("ksrc/scripts/config", fakeConfig, 0o755)
+	write("bin/make", fakeMake, 0o755)
+	bk := write("build-kernel.sh", fakeBuildKernel, 0o755)
+	patch := func(name, to string) string {
+		return write(name, "--- a/fs/notify/x.c\n+++ b/fs/notify/x.c\n@@ -1 +1 @@\n-base\n+"+to+"\n", 0o644)
+	}
+	pa, pb := patch("fix-a.patch", "A"), patch("fix-b.patch", "B")
+	env := append(os.Environ(), "PATH="+filepath.Join(tmp, "bin")+":"+os.Getenv("PATH"),
+		"FSNSUITE_CACHE="+filepath.Join(tmp, "cache"), "PC_BUILD_KERNEL="+bk, "NICE=0")
+	type result struct {
+		out, errOut string
+		err         error
+	}
+	run := func(p string, ch chan<- result) {
+		cmd := exec.Command("sh", filepath.Join(root, "scripts/patchcheck/build-kernels.sh"), filepath.Join(tmp, "ksrc"), p)
+		cmd.Env = env
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		ch <- result{o.String(), e.String(), err}
+	}
+	ca, cb := make(chan result, 1), make(chan result, 1)
+	go run(pa, ca)
+	go run(pb, cb)
+	ra, rb := <-ca, <-cb
+	assert.NilError(t, ra.err, "%s", ra.errOut)
+	assert.NilError(t, rb.err, "%s", rb.errOut)
+	line := func(out, key string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(l, key+" "); ok {
+				return v
+			}
+		}
+		t.Fatalf("no %q line in %q", key, out)
+		return ""
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		assert.NilError(t, err)
+		return string(b)
+	}
+	for _, tc := range []struct {
+		r            result
+		name, source string
+	}{{ra, "fix-a", "A\n"}, {rb, "fix-b", "B\n"}} {
+		dir := line(tc.r.out, "patched")
+		assert.Equal(t, read(filepath.Join(dir, "bzImage")), tc.source, "%s built from another tree:\n%s", tc.name, tc.r.errOut)
+		assert.Assert(t, is.Regexp(`^7\.3\.4-fsnp-`+tc.name+`-[0-9a-f]{8}\n$`, read(filepath.Join(dir, "release"))))
+		assert.Equal(t, read(filepath.Join(line(tc.r.out, "base"), "bzImage")), "base\n")
+	}
+	assert.Assert(t, line(ra.out, "patched") != line(rb.out, "patched"))
+	// One waited for the other, and said for whom.
+	waits := ra.errOut + rb.errOut
+	assert.Assert(t, is.Regexp(`waiting for the build lock .*build\.lock, held by pid \d+ \(patchcheck build of fix-[ab]\.patch\), since 20`, waits))
+	assert.Assert(t, line(ra.out, "build_lock_wait") != "0" || line(rb.out, "build_lock_wait") != "0", "%s", waits)
+	// The shared copy and the tree are the base's again.
+	base := filepath.Dir(line(ra.out, "base"))
+	assert.Equal(t, read(filepath.Join(base, "src/fs/notify/x.c")), "base\n")
+	assert.Equal(t, read(filepath.Join(tmp, "ksrc/fs/notify/x.c")), "base\n")
+}

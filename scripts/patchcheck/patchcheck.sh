@@ -99,17 +99,22 @@ set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" -started "$
 if [ "${PC_COVERAGE:-1}" = 1 ]; then
 	. "$top/scripts/ksrc-lib.sh"
 	tree=$(dirname "$base")/tree-$(basename "$patched" | sed 's/^patched-//')
-	if [ ! -f "$tree/.applied" ]; then
-		echo "patchcheck: the patched tree for the coverage build: $tree" >&2
-		rm -rf "$tree"
-		mkdir -p "$tree"
-		private_copy "$ksrc" "$tree" patchcheck
-		unlink_files "$tree" "$patch"
-		if grep -q '^@@ ' "$patch"; then
-			patch -p1 --batch --forward --silent -d "$tree" <"$patch" >&2
+	# Under the build lock (build-kernels.sh's): two patchchecks of one
+	# patch must not make the tree at once.
+	(
+		flock -w "${PC_BUILD_LOCK_WAIT:-21600}" 9 || { echo "patchcheck: gave up waiting for the build lock $(dirname "$base")/build.lock" >&2; exit 2; }
+		if [ ! -f "$tree/.applied" ]; then
+			echo "patchcheck: the patched tree for the coverage build: $tree" >&2
+			rm -rf "$tree"
+			mkdir -p "$tree"
+			private_copy "$ksrc" "$tree" patchcheck
+			unlink_files "$tree" "$patch"
+			if grep -q '^@@ ' "$patch"; then
+				patch -p1 --batch --forward --silent -d "$tree" <"$patch" >&2
+			fi
+			touch "$tree/.applied"
 		fi
-		touch "$tree/.applied"
-	fi
+	) 9>>"$(dirname "$base")/build.lock"
 	start=$(date +%s)
 	rc=0
 	COV_RESULTS=$out/coverage COV_DIFF=$patch \
