@@ -467,3 +467,32 @@ func TestBaseReused(t *testing.T) {
 	assert.ErrorContains(t, err, "refusing")
 	assert.NilError(t, os.Chmod(cache, 0o700))
 }
+
+// A cache whose directory is a symlink, or whose cached run's directory was
+// replaced by a symlink, is not trusted: the first is refused, the second
+// not used (the base runs again).
+func TestBaseCacheSymlinks(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusPass})
+	assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+	cache, elsewhere := t.TempDir(), t.TempDir()
+	cfg.Cache = cache
+	assert.NilError(t, os.Symlink(elsewhere, filepath.Join(cache, BaseCacheDir)))
+	_, err := Run(context.Background(), cfg)
+	assert.ErrorContains(t, err, "refusing")
+	assert.NilError(t, os.Remove(filepath.Join(cache, BaseCacheDir)))
+
+	var log strings.Builder
+	cfg.Log = &log
+	_, err = Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	runs, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*[^n]"))
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(runs, 1), "%v", runs)
+	assert.NilError(t, os.Rename(runs[0], runs[0]+".moved"))
+	assert.NilError(t, os.Symlink(runs[0]+".moved", runs[0]))
+	cfg.suiteSHA = ""
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Steps[0].Reused, "")
+	assert.Assert(t, is.Contains(log.String(), "is not a directory of uid"))
+}
