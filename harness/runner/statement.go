@@ -20,9 +20,10 @@ var expectation = regexp.MustCompile(`\b(want|wanted|expected|differ|differs)\b`
 var dumpLine = regexp.MustCompile(`^(\S+ )?(did|want|got):|^want \d+ events`)
 
 // own reports whether a diagnostic line is the case's own words: not a
-// HINT, a measurement or a gate line.
+// HINT (nor the harness's "no kernel HINT: ..."), a measurement or a gate
+// line.
 func own(d string) bool {
-	if strings.HasPrefix(d, "HINT:") {
+	if strings.HasPrefix(d, "HINT:") || strings.HasPrefix(d, "no kernel HINT:") {
 		return false
 	}
 	if _, ok := tap.ParseMeasurement(d); ok {
@@ -36,9 +37,10 @@ func indented(d string) bool { return d != "" && (d[0] == ' ' || d[0] == '\t') }
 
 func hasLetter(d string) bool { return strings.IndexFunc(d, unicode.IsLetter) >= 0 }
 
-// ownStatement is the rule behind Statement. A case's lines are heads (not
-// indented: what a t.Errorf, t.Fatalf or t.Logf call wrote first) each
-// followed by its indented dump. The statement is
+// ownStatement is the rule behind Statement. A case's log lines (from
+// logStart: not the binary's header, the case's Doc or its notes) are
+// heads (not indented: what a t.Errorf, t.Fatalf or t.Logf call wrote
+// first) each followed by its indented dump. The statement is
 //  1. the first head that states an expectation (want, expected, differ):
 //     the call that failed the case first, not a log line after it ("event
 //     pid 35: kworker/1:1, a kernel thread") nor the explorer's closing
@@ -64,16 +66,34 @@ func ownStatement(n *tap.Node) string {
 	return ""
 }
 
-// statementHead is the index of the head ownStatement takes (rules 1 and
-// 2), -1 when the leaf has none.
-func statementHead(n *tap.Node) int {
-	ds := n.Diagnostics
-	for i, d := range ds {
-		if own(d) && !indented(d) && hasLetter(d) && expectation.MatchString(d) {
+// logStart is the index of a leaf's first log line: the harness writes
+// the binary's header, the case's Doc and its notes (Notef: "against ...:
+// 30 scenarios, 3 differ") before the log, and puts "NAME (fs): " before
+// the log's first line (harness/caseproc.go writeT). 0 when no line has
+// that prefix (a subtest's log has none).
+func logStart(n *tap.Node) int {
+	if n.Name == "" {
+		return 0
+	}
+	for i, d := range n.Diagnostics {
+		if strings.HasPrefix(d, n.Name+" (") && strings.Contains(d, "): ") {
 			return i
 		}
 	}
-	for i := len(ds) - 1; i >= 0; i-- {
+	return 0
+}
+
+// statementHead is the index of the head ownStatement takes (rules 1 and
+// 2) among the leaf's log lines (logStart on), -1 when it has none.
+func statementHead(n *tap.Node) int {
+	ds := n.Diagnostics
+	start := logStart(n)
+	for i := start; i < len(ds); i++ {
+		if d := ds[i]; own(d) && !indented(d) && hasLetter(d) && expectation.MatchString(d) {
+			return i
+		}
+	}
+	for i := len(ds) - 1; i >= start; i-- {
 		if d := ds[i]; own(d) && !indented(d) && hasLetter(d) {
 			return i
 		}

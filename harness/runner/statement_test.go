@@ -27,6 +27,9 @@ func TestStatementRealShapes(t *testing.T) {
 		name: "events differ: did, want and got folded in, not the go-cmp dump",
 		leaf: "inode_mark_file.tmpfs",
 		diags: []string{
+			"fanotify_basic: fanotify(7) inode/mount/filesystem marks, FID records, mark flags and queue overflow",
+			"kernel 6.18.44-fc-v1272",
+			"an inode mark on a file reports open, modify, access and both closes with the actor's pid and an fd for the file; a sibling is not reported",
 			"inode_mark_file.tmpfs (tmpfs): events differ",
 			"  did:  inode mark on f OPEN|ACCESS|MODIFY|CLOSE; write 1 byte",
 			"  want: [0] FAN_ACCESS /m/inode_mark_file.1/f pid=17524",
@@ -96,6 +99,30 @@ func TestStatementRealShapes(t *testing.T) {
 			"}}},",
 		},
 		want: "seed 184 (tmpfs): the kernel and the model differ at step 11 of 11 (1 groups); g0 want: g0 FAN_CLOSE_WRITE|FAN_OPEN g (dfid_name); g0 got: g0 FAN_CLOSE_WRITE g (dfid_name)",
+	}, {
+		name: "the explorer's replay: the first difference, not the note counting them before the log",
+		leaf: "scenarios.tmpfs",
+		diags: []string{
+			"fsnotify_explore: seeded random fsnotify scenarios checked against the model oracle, shrunk on a mismatch",
+			"kernel 7.3.4-fsnp-x-01234567",
+			"a fixed seed range of random scenarios: every mark errno, watch descriptor and event equals the model's (harness/model)",
+			"0 scenarios (0 steps) in 0.0s: no rate; model rules hit 0/44, distinct rule paths 0; kinds notif,inotify,content,pre_content,fid,dfid_name",
+			"against /explore-base.json (7.3.4-fsnbase): 30 scenarios, 3 differ; 0 not replayed for lack of a feature here (group kinds missing: [])",
+			"scenarios.tmpfs (tmpfs): seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnp-x-01234567 (here) differ at step 5 of 7 (g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)): recorded result: EINVAL; here result: ok",
+			"  g0 = pre_content",
+			"  1. g0 fanotify_mark(FAN_MARK_REMOVE, FAN_MODIFY, .)",
+			"seed 3 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnp-x-01234567 (here) differ at step 4 of 11 (x): recorded result: EINVAL; here result: ok",
+		},
+		want: "seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnp-x-01234567 (here) differ at step 5 of 7 (g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)): recorded result: EINVAL; here result: ok",
+	}, {
+		name: "a note that says 'differ' before a log line that names no want: the log line",
+		leaf: "x.ext4",
+		diags: []string{
+			"3 runs differ in timing only",
+			"x.ext4 (ext4): fanotify_init: operation not permitted",
+			"no kernel HINT: the machine, not the kernel, stopped part of this case",
+		},
+		want: "fanotify_init: operation not permitted",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &tap.Node{Name: tc.leaf, Status: tap.StatusFail, Diagnostics: tc.diags}
