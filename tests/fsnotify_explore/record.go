@@ -138,7 +138,11 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 		t.Errorf("seed %d (%s): %s (recorded) and %s (here) differ at step %d of %d (%s): recorded %s; here %s\n%s",
 			s.Seed, t.FS().Type, rf.Kernel, feature.KernelRelease(), d+1, len(s.Steps), stepAt(&s, d), obsAt(rc.Obs, d), obsAt(got, d), strings.TrimRight(cut.Script(), "\n"))
 		if diffs <= shrinkAgainstMax {
+			// As reportMismatch's replays: each run after the earlier
+			// runs' groups are gone.
+			r.replaying = true
 			shrinkAgainst(t.Logf, r, kernel(), &s, rc.Obs, got)
+			r.replaying = false
 		}
 	}
 	if len(undecided) > 0 {
