@@ -199,11 +199,3 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 // flat is s on one line, whole.
 func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:197] + "..."
-	}
-	return s
-}
