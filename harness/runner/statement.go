@@ -17,7 +17,7 @@ var expectation = regexp.MustCompile(`\b(want|wanted|expected|differ|differs)\b`
 // dumpLine matches the lines of a failure's indented dump that say what
 // was done, wanted and got: expect's "did:", "want:", "got:" and "want N
 // events, got M; ...", the explorer's per-group "g0 want:"/"g0 got:".
-var dumpLine = regexp.MustCompile(`^(\S+ )?(did|want|got):|^want \d+ events`)
+var dumpLine = regexp.MustCompile(`^(\S+ )?(did|want|got|changed):|^want \d+ events`)
 
 // own reports whether a diagnostic line is the case's own words: not a
 // HINT (nor the harness's "no kernel HINT: ..."), a measurement or a gate
@@ -144,7 +144,10 @@ const foldItems = 4
 
 // fold picks the did/want/got lines of a dump (with their "[i] ..."
 // continuation lines joined by ", "), or, when some are marked "<- differs",
-// only those and the line after each.
+// only those and the line after each. Where expect's "changed:" block names
+// every field that differs ("changed: event count 1, want 0", its further
+// lines indented below it, joined by "; "), it stands for the want and got
+// lists: did and changed are kept.
 func fold(body []string) []string {
 	marked := false
 	for _, d := range body {
@@ -152,28 +155,44 @@ func fold(body []string) []string {
 			marked = true
 		}
 	}
-	var out []string
-	items, keep := 0, false
+	type part struct{ key, text string }
+	var out []part
+	items, keep, indent := 0, false, 0
 	for i, d := range body {
 		t := strings.TrimSpace(d)
+		ind := len(d) - len(strings.TrimLeft(d, " \t"))
 		switch {
 		case dumpLine.MatchString(t):
 			keep = !marked || strings.HasSuffix(t, "<- differs") || (i > 0 && strings.HasSuffix(strings.TrimSpace(body[i-1]), "<- differs"))
 			if keep {
-				out = append(out, strings.Join(strings.Fields(strings.TrimSuffix(t, "<- differs")), " "))
-				items = 0
+				key := dumpLine.FindStringSubmatch(t)[2]
+				out = append(out, part{key, strings.Join(strings.Fields(strings.TrimSuffix(t, "<- differs")), " ")})
+				items, indent = 0, ind
 			}
-		case keep && strings.HasPrefix(t, "[") && len(out) > 0:
+		case keep && strings.HasPrefix(t, "[") && len(out) > 0 && out[len(out)-1].key != "changed":
 			if items++; items <= foldItems {
-				out[len(out)-1] += ", " + t
+				out[len(out)-1].text += ", " + t
 			} else if items == foldItems+1 {
-				out[len(out)-1] += ", ..."
+				out[len(out)-1].text += ", ..."
 			}
+		case keep && len(out) > 0 && out[len(out)-1].key == "changed" && ind > indent:
+			out[len(out)-1].text += "; " + strings.Join(strings.Fields(t), " ")
 		default:
 			keep = false
 		}
 	}
-	return out
+	changed := false
+	for _, p := range out {
+		changed = changed || p.key == "changed"
+	}
+	var texts []string
+	for _, p := range out {
+		if changed && (p.key == "want" || p.key == "got" || p.key == "") {
+			continue
+		}
+		texts = append(texts, p.text)
+	}
+	return texts
 }
 
 // TrimLeafName drops a statement's leading "NAME (fs): " or "NAME: " when
