@@ -98,6 +98,10 @@ var scriptLine = regexp.MustCompile(`^(g\d+ = |\d+\. )`)
 func indented(d string) bool { return d != "" && (d[0] == ' ' || d[0] == '\t') }
 
 var (
+	// seedsNote is the explorer's "seeds covered: tmpfs 1..363 of
+	// 1..1000 (time cap 25s)" (or "none of ..."); older builds said only
+	// "-duration D reached: seeds A..B not run" (durationCut).
+	seedsNote   = regexp.MustCompile(`^seeds covered: (\S+) (?:none|(\d+)\.\.(\d+)) of (\d+)\.\.(-?\d+)(?: \((.*)\))?$`)
 	ranNote     = regexp.MustCompile(`^(\d+) scenarios \(\d+ steps\) in `)
 	durationCut = regexp.MustCompile(`^-duration \S+ reached: seeds (\d+)\.\.(\d+) not run`)
 	notRunNote  = regexp.MustCompile(`^(\d+) scenarios not run: (.*)`)
@@ -105,8 +109,9 @@ var (
 )
 
 // SeedsOf reads the seeds one filesystem's explorer leaf covered from the
-// explorer's notes: the base run's "N scenarios (M steps) in ...",
-// "-duration D reached: seeds A..B not run" and "K scenarios not run: WHY",
+// explorer's notes: the base run's "seeds covered: FS A..B of C..D (WHY
+// IT STOPPED)" (older builds: "-duration D reached: seeds A..B not run"),
+// "N scenarios (M steps) in ..." and "K scenarios not run: WHY",
 // and the replay's "against FILE (K): N scenarios, D differ". first and n
 // are the seed range asked for (-seed, -n).
 func SeedsOf(path string, base, replay *tap.Node, first int64, n int) Seeds {
@@ -116,6 +121,18 @@ func SeedsOf(path string, base, replay *tap.Node, first int64, n int) Seeds {
 			d = strings.TrimSpace(d)
 			if m := ranNote.FindStringSubmatch(d); m != nil {
 				s.Ran, _ = strconv.Atoi(m[1])
+			}
+			if m := seedsNote.FindStringSubmatch(d); m != nil {
+				s.First, _ = strconv.ParseInt(m[4], 10, 64)
+				if m[2] == "" { // none
+					s.Last = s.First - 1
+				} else {
+					s.First, _ = strconv.ParseInt(m[2], 10, 64)
+					s.Last, _ = strconv.ParseInt(m[3], 10, 64)
+				}
+				if m[6] != "" {
+					s.NotRunWhy = append(s.NotRunWhy, fmt.Sprintf("of %s..%s: %s", m[4], m[5], m[6]))
+				}
 			}
 			if m := durationCut.FindStringSubmatch(d); m != nil {
 				a, _ := strconv.ParseInt(m[1], 10, 64)
@@ -145,6 +162,9 @@ func (s Seeds) String() string {
 	fmt.Fprintf(&b, "%s: ", s.Filesystem)
 	if s.Last < s.First {
 		b.WriteString("no seed run on the base")
+		if len(s.NotRunWhy) > 0 {
+			b.WriteString(" (" + strings.Join(s.NotRunWhy, "; ") + ")")
+		}
 	} else {
 		fmt.Fprintf(&b, "seeds %d..%d run on the base (%d scenarios", s.First, s.Last, s.Ran)
 		for _, w := range s.NotRunWhy {

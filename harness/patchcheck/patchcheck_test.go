@@ -279,6 +279,20 @@ func TestExplorerDifferences(t *testing.T) {
 		"2 scenarios not run: FAN_MARK_IGNORE not supported",
 		"182 scenarios (1676 steps) in 25.1s: 7 scenarios/s; model rules hit 43/44, distinct rule paths 146; kinds notif,inotify",
 	}}
+	// The note of the explorer builds since the 2026-12-05 merge.
+	capped := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusPass, Diagnostics: []string{
+		"seeds covered: tmpfs 1..363 of 1..1000 (time cap 25s)",
+		"363 scenarios (3310 steps) in 25.0s: 15 scenarios/s; distinct rule paths 150; kinds notif,inotify",
+	}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.tmpfs", capped, n, 1, 1000).String(),
+		"tmpfs: seeds 1..363 run on the base (363 scenarios; of 1..1000: time cap 25s), 30 replayed on the patched kernel, 2 differ")
+	all := &tap.Node{Name: "scenarios.ext4", Status: tap.StatusPass, Diagnostics: []string{"seeds covered: ext4 1..3000 of 1..3000", "3000 scenarios (27001 steps) in 300.0s: 10 scenarios/s"}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.ext4", all, nil, 1, 1000).String(),
+		"ext4: seeds 1..3000 run on the base (3000 scenarios), no replay on the patched kernel")
+	none := &tap.Node{Name: "scenarios.ext4", Status: tap.StatusFail, Diagnostics: []string{"seeds covered: ext4 none of 1..3000 (stopped at the mismatch of seed 1)"}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.ext4", none, nil, 1, 3000).String(),
+		"ext4: no seed run on the base (of 1..3000: stopped at the mismatch of seed 1), no replay on the patched kernel")
+
 	sd := SeedsOf("fsnotify_explore.scenarios.tmpfs", base, n, 1, 1000)
 	assert.Equal(t, sd.String(), "tmpfs: seeds 1..184 run on the base (182 scenarios; -duration 25s reached: seeds 185..1000 not run; "+
 		"2 scenarios not run: FAN_MARK_IGNORE not supported), 30 replayed on the patched kernel, 2 differ")
