@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
 	"github.com/fsnsuite/fsnsuite/harness/vm"
+	"github.com/fsnsuite/fsnsuite/tap"
 )
 
 // Kernel is one of the two kernels: a directory holding bzImage and
@@ -28,7 +29,8 @@ import (
 type Kernel struct {
 	// Role is "base" or "patched".
 	Role string `json:"role"`
-	// Image is the bzImage, Release its kernel release (7.3.4-fsnbase).
+	// Image is the bzImage, Release its kernel release (7.3.4-fsnbase,
+	// 7.3.4-fsnp-seed004-7.3-57d70211).
 	Image   string `json:"image"`
 	Release string `json:"release"`
 	// BuildSeconds is how long its build took (0: unknown).
@@ -82,6 +84,18 @@ type Config struct {
 	Lock string
 	// Log receives progress lines.
 	Log io.Writer
+	// Started is when the whole patchcheck started (patchcheck.sh's start:
+	// the source fetch and kernel builds included); zero: when Run did.
+	Started time.Time
+	// Cache is the project's cache directory (scripts/coverage/cache-dir.sh):
+	// the base kernel's runs are kept below it and reused ("": none).
+	// NoBaseCache runs the base again (and keeps the new run).
+	Cache       string
+	NoBaseCache bool
+	suiteSHA    string
+	// BuildLockWait is the time the kernel builds waited for the build
+	// lock of their cache directory (build-kernels.sh).
+	BuildLockWait time.Duration
 }
 
 // ChangedLines is the part of a coverage report that lists the patch's
@@ -109,6 +123,13 @@ type Step struct {
 	Command []string `json:"command"`
 	Dir     string   `json:"dir"`
 	Seconds float64  `json:"seconds"`
+	// VMLockWaitSeconds is the time spent waiting for the VM lock
+	// (Config.Lock) before the run, not in Seconds.
+	VMLockWaitSeconds float64 `json:"vm_lock_wait_seconds,omitempty"`
+	// Reused is the cached base run this step's results were copied from
+	// (no run), ReusedDate when that run was made.
+	Reused     string    `json:"reused,omitempty"`
+	ReusedDate time.Time `json:"reused_date,omitempty"`
 	// Broken says why the run did not complete ("" when it did).
 	Broken string `json:"broken,omitempty"`
 }
@@ -127,6 +148,28 @@ type Result struct {
 	// CostGates are the patched run's perf leaves compared with the base
 	// by -baseline: their verdicts and reasons.
 	CostGates []runner.LeafChange `json:"-"`
+	// Wall is the patchcheck's wall time from Config.Started (or Run's
+	// start) to the end of Run, lock waits included.
+	Wall time.Duration `json:"-"`
+}
+
+// Time is where the wall time went: in all, and waiting for each lock.
+type Time struct {
+	WallSeconds          float64 `json:"wall_seconds"`
+	VMLockWaitSeconds    float64 `json:"vm_lock_wait_seconds"`
+	BuildLockWaitSeconds float64 `json:"build_lock_wait_seconds"`
+	// StepSeconds is the VM runs' time (lock waits not included).
+	StepSeconds float64 `json:"step_seconds"`
+}
+
+// Time sums the steps and lock waits.
+func (r *Result) Time() Time {
+	t := Time{WallSeconds: r.Wall.Seconds(), BuildLockWaitSeconds: r.Config.BuildLockWait.Seconds()}
+	for _, s := range r.Steps {
+		t.VMLockWaitSeconds += s.VMLockWaitSeconds
+		t.StepSeconds += s.Seconds
+	}
+	return t
 }
 
 // Explore is the explorer step's outcome.
@@ -135,11 +178,17 @@ type Explore struct {
 	// say how many ran.
 	Scenarios int      `json:"scenarios"`
 	Notes     []string `json:"notes,omitempty"`
-	// Differences are the leaves of the replay that failed, BaseFailures
-	// those of the recording run (model mismatches on the base kernel:
-	// not caused by the patch).
-	Differences  []runner.LeafChange `json:"differences,omitempty"`
-	BaseFailures []runner.LeafChange `json:"base_failures,omitempty"`
+	// Seeds are the seeds covered per filesystem (the explorer's notes).
+	Seeds []Seeds `json:"seeds,omitempty"`
+	// Differences are the scenarios the patched kernel does differently
+	// from the base's recording, every one, each with its script.
+	Differences []Difference `json:"differences,omitempty"`
+	// Failures are the replay's failing leaves with no difference listed
+	// (a replay that broke: the case's statement says why).
+	Failures []Change `json:"failures,omitempty"`
+	// BaseFailures are those of the recording run (model mismatches on
+	// the base kernel: not caused by the patch).
+	BaseFailures []Change `json:"base_failures,omitempty"`
 }
 
 // Changed reports whether the patch changed behaviour: a leaf between pass
@@ -149,7 +198,7 @@ func (r *Result) Changed() bool {
 	if r.Correct != nil && r.Correct.Differs() {
 		return true
 	}
-	if r.Explore != nil && len(r.Explore.Differences) > 0 {
+	if r.Explore != nil && (len(r.Explore.Differences) > 0 || len(r.Explore.Failures) > 0) {
 		return true
 	}
 	return r.brokenOnPatchedOnly() != ""
@@ -184,6 +233,11 @@ func Run(ctx context.Context, cfg *Config) (*Result, error) {
 		return nil, fmt.Errorf("patchcheck: %w", err)
 	}
 	res := &Result{Config: cfg}
+	start := cfg.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
+	defer func() { res.Wall = time.Since(start) }()
 	var err error
 	if !cfg.NoCorrectness {
 		if res.Correct, err = cfg.correctness(ctx, res); err != nil {
@@ -221,11 +275,45 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	full := append([]string{"-kernel", k.Image, "-results", dir}, c.RunArgs...)
 	full = append(full, args...)
 	st := Step{Name: name, Kernel: role, Command: append([]string{c.Suite}, full...), Dir: dir}
+	// The base kernel's run is reused from the cache when the kernel
+	// image, the suite build and the flags are the same (basecache.go).
+	var entry baseEntry
+	cacheable := role == "base" && c.Cache != ""
+	if cacheable {
+		var err error
+		if entry, err = c.baseKey(name, append(append([]string(nil), c.RunArgs...), args...)); err != nil {
+			return nil, fmt.Errorf("patchcheck: the base run's cache key: %w", err)
+		}
+		if c.NoBaseCache {
+			c.logf("%s on the base kernel: not looking in the cache (-no-base-cache)", name)
+		} else {
+			e, from, ok, err := c.cachedBase(entry, dir)
+			if err != nil {
+				return nil, fmt.Errorf("patchcheck: %w", err)
+			}
+			if ok {
+				if r, lerr := runner.LoadResults(dir); lerr == nil {
+					st.Reused, st.ReusedDate, st.Seconds = from, e.Date, 0
+					c.logf("%s on the base kernel %s: reusing the run of %s (%s; same kernel image, suite build and flags; -no-base-cache runs it again)",
+						name, k.Release, e.Date.Format(time.RFC3339), from)
+					res.Steps = append(res.Steps, st)
+					return r, nil
+				} else {
+					c.logf("base cache: %s: %v: running it again", from, lerr)
+				}
+			}
+		}
+	}
+	waitStart := time.Now()
 	unlock, err := vm.Lock(c.Lock, func() { c.logf("waiting for the VM lock %s", c.Lock) })
 	if err != nil {
 		return nil, fmt.Errorf("patchcheck: %w", err)
 	}
 	defer unlock()
+	if w := time.Since(waitStart); w >= 100*time.Millisecond {
+		st.VMLockWaitSeconds = w.Seconds()
+		c.logf("waited %.0fs for the VM lock %s", w.Seconds(), c.Lock)
+	}
 	c.logf("%s on the %s kernel %s: %s", name, role, k.Release, strings.Join(st.Command, " "))
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.Suite, full...)
@@ -257,6 +345,13 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	res.Steps = append(res.Steps, st)
 	if lerr != nil {
 		return nil, nil
+	}
+	if cacheable && st.Broken == "" {
+		// Only a complete run is kept.
+		entry.Date, entry.Seconds, entry.OriginalPath = start.UTC(), st.Seconds, dir
+		if err := c.storeBase(entry, dir); err != nil {
+			c.logf("base cache: keeping the %s run: %v (not cached)", name, err)
+		}
 	}
 	return r, nil
 }
@@ -321,19 +416,40 @@ func (c *Config) explore(ctx context.Context, res *Result) (*Explore, error) {
 	if err != nil {
 		return nil, err
 	}
+	replays := map[string]*tap.Node{}
 	if patched != nil {
-		ex.Differences = failing(patched)
 		ex.Notes = append(ex.Notes, scenarioNotes("patched", patched)...)
+		for _, l := range runner.Leaves(patched.Root) {
+			replays[l.Path] = l.Node
+			if !l.Node.Status.Failed() {
+				continue
+			}
+			if ds := Differences(l.Path, l.Node); len(ds) > 0 {
+				ex.Differences = append(ex.Differences, ds...)
+			} else {
+				ex.Failures = append(ex.Failures, failed(l))
+			}
+		}
+	}
+	for _, l := range runner.Leaves(base.Root) {
+		if strings.Contains(l.Path, ".scenarios.") {
+			ex.Seeds = append(ex.Seeds, SeedsOf(l.Path, l.Node, replays[l.Path], 1, c.Scenarios))
+		}
 	}
 	return ex, nil
 }
 
+// failed is a failing leaf as a Change, with the case's statement.
+func failed(l runner.Leaf) Change {
+	return Change{Path: l.Path, After: "fail", Statement: runner.FullStatement(l.Node), Hints: runner.Hints(l.Node)}
+}
+
 // failing lists a run's failing leaves.
-func failing(r *runner.Results) []runner.LeafChange {
-	var out []runner.LeafChange
+func failing(r *runner.Results) []Change {
+	var out []Change
 	for _, l := range runner.Leaves(r.Root) {
 		if l.Node.Status.Failed() {
-			out = append(out, runner.LeafChange{Path: l.Path, After: "fail", Why: runner.Why(l.Node)})
+			out = append(out, failed(l))
 		}
 	}
 	return out

@@ -3,12 +3,16 @@ package patchcheck
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -42,13 +46,25 @@ exit 0
 // (name -> status) into dir.
 func writeResults(t *testing.T, dir, kernel string, leaves map[string]tap.Status) {
 	t.Helper()
-	bin := &tap.Node{Name: "inotify_api", Number: 1}
+	var ns []*tap.Node
 	for _, name := range []string{"a", "b"} {
 		if st, ok := leaves[name]; ok {
-			bin.Children = append(bin.Children, &tap.Node{Name: name, Number: len(bin.Children) + 1, Status: st})
-			if st == tap.StatusFail {
-				bin.Status = tap.StatusFail
-			}
+			ns = append(ns, &tap.Node{Name: name, Status: st})
+		}
+	}
+	writeNodes(t, dir, kernel, ns...)
+}
+
+// writeNodes writes a results directory with one binary, inotify_api,
+// whose leaves are the given nodes.
+func writeNodes(t *testing.T, dir, kernel string, leaves ...*tap.Node) {
+	t.Helper()
+	bin := &tap.Node{Name: "inotify_api", Number: 1}
+	for _, n := range leaves {
+		n.Number = len(bin.Children) + 1
+		bin.Children = append(bin.Children, n)
+		if n.Status == tap.StatusFail {
+			bin.Status = tap.StatusFail
 		}
 	}
 	bin.Plan = len(bin.Children)
@@ -114,7 +130,10 @@ func TestExploreAgainstRecording(t *testing.T) {
 	res, err := Run(context.Background(), cfg)
 	assert.NilError(t, err)
 	assert.Assert(t, res.Explore != nil)
-	assert.Assert(t, is.Len(res.Explore.Differences, 1))
+	// A failing replay leaf without a difference line is a failure of the
+	// replay, and the verdict.
+	assert.Assert(t, is.Len(res.Explore.Failures, 1))
+	assert.Assert(t, res.Changed())
 	calls, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Suite), "calls"))
 	assert.NilError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
@@ -152,7 +171,7 @@ func TestVerdictStepsLeftOut(t *testing.T) {
 	if v := r.Verdict(); !strings.HasPrefix(v, "no difference in the explorer's scenarios") {
 		t.Errorf("explorer alone, no difference: verdict %q", v)
 	}
-	r.Explore.Differences = []runner.LeafChange{{Path: "fsnotify_explore.scenarios.tmpfs", After: "fail"}}
+	r.Explore.Differences = []Difference{{Leaf: "fsnotify_explore.scenarios.tmpfs", Seed: 3}}
 	if v := r.Verdict(); v != "BEHAVIOUR CHANGED" {
 		t.Errorf("explorer alone, a difference: verdict %q", v)
 	}
@@ -179,4 +198,315 @@ func TestBaselineGates(t *testing.T) {
 	assert.Assert(t, strings.HasPrefix(got[0].Why, "regression: other_none_n1 other cpu-insn/op change +6.8%"), got[0].Why)
 	assert.Equal(t, got[1].After, "skip")
 	assert.Assert(t, strings.HasPrefix(got[1].Why, "watch_none_n1 watch cpu-insn/op: variability gate"), got[1].Why)
+}
+
+// Each changed leaf is listed with the case's own statement of what it
+// wanted and got (runner.FullStatement: the first line that states a want,
+// its dump's want/got folded in), whole, with its HINT below it; the same
+// statement in summary.json. Diagnostics from real results.tap files.
+func TestSummaryNamesStatement(t *testing.T) {
+	cfg := setup(t, nil, nil)
+	root := filepath.Dir(cfg.Suite)
+	pipe := `a (tmpfs): inode mark FAN_MODIFY on a pipe: fanotify_mark(FAN_MARK_ADD, FAN_MODIFY, "/proc/self/fd/7"): invalid argument, want it accepted (only mount and filesystem marks are refused on SB_NOUSER)`
+	writeNodes(t, filepath.Join(root, "base"), "7.3.4-fsnbase",
+		&tap.Node{Name: "a", Status: tap.StatusPass}, &tap.Node{Name: "b", Status: tap.StatusPass})
+	writeNodes(t, filepath.Join(root, "patched"), "7.3.4-fsnpatched",
+		&tap.Node{Name: "a", Status: tap.StatusFail, Diagnostics: []string{pipe}},
+		&tap.Node{Name: "b", Status: tap.StatusFail, Diagnostics: []string{
+			"b: 3 lookups: the events' error_count add up to 1 within 5s of the last failing call, want 3",
+			"event pid 35: kworker/1:1-mm_percpu_wq, ppid 2, a kernel thread",
+			`HINT: kernel may lack 0123456789ab ("fanotify: merge")`,
+		}})
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	var txt, js strings.Builder
+	assert.NilError(t, res.WriteText(&txt))
+	assert.NilError(t, res.WriteJSON(&js))
+	out := txt.String()
+	assert.Assert(t, is.Contains(out, "pass -> fail inotify_api.a: "+strings.TrimPrefix(pipe, "a (tmpfs): ")+"\n"), out)
+	assert.Assert(t, is.Contains(out, "pass -> fail inotify_api.b: 3 lookups: the events' error_count add up to 1 within 5s of the last failing call, want 3\n"+
+		`      HINT: kernel may lack 0123456789ab ("fanotify: merge")`), out)
+	assert.Assert(t, !strings.Contains(out, "kworker"), out)
+	var doc struct {
+		PassToFail []Change `json:"pass_to_fail"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(js.String()), &doc))
+	assert.Assert(t, is.Len(doc.PassToFail, 2))
+	assert.Equal(t, doc.PassToFail[0].Statement, strings.TrimPrefix(pipe, "a (tmpfs): "))
+	assert.Assert(t, strings.HasSuffix(doc.PassToFail[1].Statement, "want 3"))
+	assert.DeepEqual(t, doc.PassToFail[1].Hints, []string{`HINT: kernel may lack 0123456789ab ("fanotify: merge")`})
+}
+
+// The replay's diagnostics as fsnotify_explore -against prints them (from a
+// real run, paths and releases as on a patchcheck): every difference is
+// listed, each whole with its script, the shrunk one when there is one.
+func TestExplorerDifferences(t *testing.T) {
+	n := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusFail, Diagnostics: []string{
+		"0 scenarios (0 steps) in 0.0s: no rate; model rules hit 0/44, distinct rule paths 0; kinds notif,inotify,content,pre_content,fid,dfid_name",
+		"against /explore-base.json (7.3.4-fsnbase): 30 scenarios, 2 differ; 0 not replayed for lack of a feature here (group kinds missing: [])",
+		"scenarios.tmpfs (tmpfs): seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 5 of 7 (g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)): recorded result: EINVAL; here result: ok",
+		"  g0 = pre_content",
+		"  1. g0 fanotify_mark(FAN_MARK_REMOVE, FAN_MODIFY, .)",
+		"  5. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)",
+		"  (not shrunk: the model does not tell the two kernels apart on this scenario)",
+		"seed 10 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 13 of 13 (actor write g): recorded (nothing); here g0 FAN_OPEN g",
+		"  g0 = fid",
+		"  g1 = notif",
+		"  1. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN, <fs root>)",
+		"  13. actor write g",
+		"  shrunk to 3 steps, 1 groups (the model as the recording kernel's oracle):",
+		"    g0 = fid",
+		"    1. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_FILESYSTEM, FAN_OPEN, <fs root>)",
+		"    2. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORED_SURV_MODIFY|FAN_MARK_IGNORE, FAN_OPEN|FAN_EVENT_ON_CHILD, .)",
+		"    3. actor write g",
+		"    at step 3 (actor write g): recorded kernel (model) (nothing); here g0 FAN_OPEN g",
+	}}
+	ds := Differences("fsnotify_explore.scenarios.tmpfs", n)
+	assert.Assert(t, is.Len(ds, 2))
+	assert.Equal(t, ds[0].Seed, int64(1))
+	assert.Equal(t, ds[0].Step, 5)
+	assert.Assert(t, strings.HasSuffix(ds[0].Statement, "recorded result: EINVAL; here result: ok"), ds[0].Statement)
+	assert.Assert(t, !ds[0].Shrunk)
+	assert.DeepEqual(t, ds[0].Script, []string{"g0 = pre_content", "1. g0 fanotify_mark(FAN_MARK_REMOVE, FAN_MODIFY, .)",
+		"5. g0 fanotify_mark(FAN_MARK_ADD|FAN_MARK_IGNORE, FAN_ACCESS|FAN_ONDIR, s)", "(not shrunk: the model does not tell the two kernels apart on this scenario)"})
+	assert.Equal(t, ds[1].Seed, int64(10))
+	assert.Assert(t, ds[1].Shrunk)
+	assert.Equal(t, ds[1].Script[0], "shrunk to 3 steps, 1 groups (the model as the recording kernel's oracle):")
+	assert.Equal(t, ds[1].Script[len(ds[1].Script)-1], "  at step 3 (actor write g): recorded kernel (model) (nothing); here g0 FAN_OPEN g")
+
+	base := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusPass, Diagnostics: []string{
+		"-duration 25s reached: seeds 185..1000 not run",
+		"2 scenarios not run: FAN_MARK_IGNORE not supported",
+		"182 scenarios (1676 steps) in 25.1s: 7 scenarios/s; model rules hit 43/44, distinct rule paths 146; kinds notif,inotify",
+	}}
+	// The note of the explorer builds since the 2026-12-05 merge.
+	capped := &tap.Node{Name: "scenarios.tmpfs", Status: tap.StatusPass, Diagnostics: []string{
+		"seeds covered: tmpfs 1..363 of 1..1000 (time cap 25s)",
+		"363 scenarios (3310 steps) in 25.0s: 15 scenarios/s; distinct rule paths 150; kinds notif,inotify",
+	}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.tmpfs", capped, n, 1, 1000).String(),
+		"tmpfs: seeds 1..363 run on the base (363 scenarios; of 1..1000: time cap 25s), 30 replayed on the patched kernel, 2 differ")
+	all := &tap.Node{Name: "scenarios.ext4", Status: tap.StatusPass, Diagnostics: []string{"seeds covered: ext4 1..3000 of 1..3000", "3000 scenarios (27001 steps) in 300.0s: 10 scenarios/s"}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.ext4", all, nil, 1, 1000).String(),
+		"ext4: seeds 1..3000 run on the base (3000 scenarios), no replay on the patched kernel")
+	none := &tap.Node{Name: "scenarios.ext4", Status: tap.StatusFail, Diagnostics: []string{"seeds covered: ext4 none of 1..3000 (stopped at the mismatch of seed 1)"}}
+	assert.Equal(t, SeedsOf("fsnotify_explore.scenarios.ext4", none, nil, 1, 3000).String(),
+		"ext4: no seed run on the base (of 1..3000: stopped at the mismatch of seed 1), no replay on the patched kernel")
+
+	sd := SeedsOf("fsnotify_explore.scenarios.tmpfs", base, n, 1, 1000)
+	assert.Equal(t, sd.String(), "tmpfs: seeds 1..184 run on the base (182 scenarios; -duration 25s reached: seeds 185..1000 not run; "+
+		"2 scenarios not run: FAN_MARK_IGNORE not supported), 30 replayed on the patched kernel, 2 differ")
+
+	// In the summary: both differences, whole, with their scripts.
+	r := &Result{Config: &Config{Patch: "x.patch", NoCorrectness: true}, Explore: &Explore{Scenarios: 1000, Seeds: []Seeds{sd}, Differences: ds}}
+	var b strings.Builder
+	assert.NilError(t, r.WriteText(&b))
+	out := b.String()
+	assert.Assert(t, is.Contains(out, "  tmpfs: seeds 1..184 run on the base"), out)
+	assert.Assert(t, is.Contains(out, "  difference 1 of 2: seed 1 (tmpfs): 7.3.4-fsnbase (recorded) and 7.3.4-fsnpatched (here) differ at step 5 of 7"), out)
+	assert.Assert(t, is.Contains(out, "  difference 2 of 2: seed 10 (tmpfs):"), out)
+	assert.Assert(t, is.Contains(out, "      shrunk to 3 steps, 1 groups"), out)
+	assert.Assert(t, is.Contains(out, "        3. actor write g\n"), out)
+	assert.Assert(t, !strings.Contains(out, "NaN"), out)
+}
+
+// The summary's wall time counts from the patchcheck's start (the builds
+// before Run included) and names the time waiting for the VM lock (held
+// here by another open file for about a second) and for the build lock.
+func TestWallTimeWithLockWaits(t *testing.T) {
+	same := map[string]tap.Status{"a": tap.StatusPass}
+	cfg := setup(t, same, same)
+	cfg.Lock = filepath.Join(t.TempDir(), "vm.lock")
+	cfg.Started = time.Now().Add(-100 * time.Second)
+	cfg.BuildLockWait = 42 * time.Second
+	f, err := os.OpenFile(cfg.Lock, os.O_CREATE|os.O_RDWR, 0o600)
+	assert.NilError(t, err)
+	defer f.Close()
+	assert.NilError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
+	go func() {
+		time.Sleep(time.Second)
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}()
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	tm := res.Time()
+	assert.Assert(t, tm.VMLockWaitSeconds >= 0.9, "%+v", tm)
+	assert.Assert(t, tm.WallSeconds >= 100+tm.VMLockWaitSeconds, "%+v", tm)
+	assert.Equal(t, tm.BuildLockWaitSeconds, 42.0)
+	var b, js strings.Builder
+	assert.NilError(t, res.WriteText(&b))
+	assert.Assert(t, is.Regexp(`Wall time: 10\d+s in all \(from the start of the patchcheck: source, builds, coverage and every step\); \d+s in the VM runs below, 1s waiting for the VM lock, 42s waiting for the build lock`, b.String()))
+	assert.Assert(t, is.Contains(b.String(), "after 1s waiting for the VM lock"))
+	assert.NilError(t, res.WriteJSON(&js))
+	assert.Assert(t, is.Contains(js.String(), `"build_lock_wait_seconds": 42`))
+}
+
+// summary.json names every key in snake_case, every part of it filled (a
+// change of each kind, explorer seeds and differences, cost figures with an
+// unbounded interval, gates, time), and encodes at all with figures that
+// are not finite numbers.
+func TestJSONSnakeCase(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass, "b": tap.StatusFail}, map[string]tap.Status{"a": tap.StatusFail, "b": tap.StatusFail})
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	res.Explore = &Explore{Scenarios: 10, Notes: []string{"x"}, Seeds: []Seeds{{Filesystem: "tmpfs", Last: 9, NotRunWhy: []string{"y"}}},
+		Differences: []Difference{{Leaf: "l", Script: []string{"1. x"}}}, Failures: []Change{{Path: "p", Hints: []string{"HINT: h"}}}, BaseFailures: []Change{{Path: "q"}}}
+	res.Cost = &runner.Diff{Figures: []runner.FigureChange{{Path: "perf.x.ops", Unit: "ns/op",
+		Before: tap.Measurement{Name: "ops", Value: 1, Lo: 0.9, Hi: math.Inf(1)}, After: tap.Measurement{Name: "ops", Value: 2, Lo: 1.5, Hi: 2.5},
+		Ratio: 2, Lo: 0.6, Hi: math.Inf(1), Gate: 1.5, Beyond: true, BeforeUnitDiff: true}}}
+	res.CostGates = []runner.LeafChange{{Path: "perf.x", After: "fail", Why: "regression: ..."}}
+	var b strings.Builder
+	assert.NilError(t, res.WriteJSON(&b))
+	var doc any
+	assert.NilError(t, json.Unmarshal([]byte(b.String()), &doc))
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	var walk func(path string, v any)
+	keys := 0
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				keys++
+				if !snake.MatchString(k) {
+					t.Errorf("%s.%s: not snake_case", path, k)
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk("", doc)
+	for _, k := range []string{`"pass_to_fail"`, `"fail_on_both"`, `"cost_figures"`, `"ratio_lo"`, `"units_differ"`, `"cost_gates"`, `"differences"`, `"seeds"`, `"vm_lock_wait_seconds"`} {
+		assert.Assert(t, is.Contains(b.String(), k))
+	}
+	t.Logf("%d keys, all snake_case", keys)
+}
+
+// calls counts the fake suite's runs on each kernel.
+func calls(t *testing.T, cfg *Config) (base, patched int) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Suite), "calls"))
+	assert.NilError(t, err)
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		switch {
+		case strings.Contains(l, "/base/bzImage"):
+			base++
+		case strings.Contains(l, "/patched/bzImage"):
+			patched++
+		}
+	}
+	return base, patched
+}
+
+// A second patchcheck on the same base kernel, suite build and flags reuses
+// the base's runs from the cache, saying so with the cached run's date and
+// path; another suite build, other flags or -no-base-cache run it again;
+// an entry that does not match what is computed now is not used; a cache
+// in a directory others can write to is refused.
+func TestBaseReused(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusFail})
+	cache := t.TempDir()
+	cfg.Cache = cache
+	assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+	var log strings.Builder
+	cfg.Log = &log
+	cfg.Scenarios = 5
+	run := func() *Result {
+		t.Helper()
+		cfg.suiteSHA = "" // each patchcheck hashes the build anew
+		res, err := Run(context.Background(), cfg)
+		assert.NilError(t, err)
+		return res
+	}
+	first := run()
+	assert.Assert(t, first.Changed())
+	b, p := calls(t, cfg)
+	assert.Equal(t, b, 2) // correctness, explore
+	assert.Equal(t, p, 2)
+
+	second := run()
+	b, p = calls(t, cfg)
+	assert.Equal(t, b, 2, "the base ran again")
+	assert.Equal(t, p, 4)
+	assert.Assert(t, second.Changed(), "the reused base run still judges the patched one")
+	assert.Equal(t, len(second.Correct.Regressions), 1)
+	assert.Assert(t, second.Steps[0].Reused != "" && !second.Steps[0].ReusedDate.IsZero())
+	assert.Assert(t, strings.HasPrefix(second.Steps[0].Reused, filepath.Join(cache, BaseCacheDir)), second.Steps[0].Reused)
+	assert.Assert(t, is.Regexp(`correctness on the base kernel 7.3.4-fsnbase: reusing the run of 20\d\d-\d\d-\d\dT[^ ]+ \(`+regexp.QuoteMeta(cache), log.String()))
+	// The explorer's recording came back with its run: the replay had it.
+	_, err := os.Stat(filepath.Join(cfg.Out, "explore-base", "explore.json"))
+	assert.NilError(t, err)
+	var txt strings.Builder
+	assert.NilError(t, second.WriteText(&txt))
+	assert.Assert(t, is.Contains(txt.String(), "reused the base run of "))
+
+	// Other flags: run again.
+	cfg.RunArgs = []string{"-vm-mem", "2G"}
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 4)
+	// -no-base-cache: run again.
+	cfg.NoBaseCache = true
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 6)
+	cfg.NoBaseCache = false
+	// Another suite build (a binary beside the runner changed): run again.
+	assert.NilError(t, os.WriteFile(filepath.Join(filepath.Dir(cfg.Suite), "inotify_api"), []byte("v2"), 0o755))
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 8)
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 8, "the new build's run is cached in turn")
+
+	// An entry edited to name other flags is not used.
+	ents, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*.json"))
+	assert.NilError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(e)
+		assert.NilError(t, err)
+		assert.NilError(t, os.WriteFile(e, []byte(strings.Replace(string(b), `"-no-perf"`, `"-perf"`, 1)), 0o600))
+	}
+	run()
+	b, _ = calls(t, cfg)
+	assert.Equal(t, b, 9)
+	assert.Assert(t, is.Contains(log.String(), "does not match this run"))
+
+	// A cache directory others can write to is refused.
+	assert.NilError(t, os.Chmod(cache, 0o777))
+	_, err = Run(context.Background(), cfg)
+	assert.ErrorContains(t, err, "refusing")
+	assert.NilError(t, os.Chmod(cache, 0o700))
+}
+
+// A cache whose directory is a symlink, or whose cached run's directory was
+// replaced by a symlink, is not trusted: the first is refused, the second
+// not used (the base runs again).
+func TestBaseCacheSymlinks(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusPass})
+	assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+	cache, elsewhere := t.TempDir(), t.TempDir()
+	cfg.Cache = cache
+	assert.NilError(t, os.Symlink(elsewhere, filepath.Join(cache, BaseCacheDir)))
+	_, err := Run(context.Background(), cfg)
+	assert.ErrorContains(t, err, "refusing")
+	assert.NilError(t, os.Remove(filepath.Join(cache, BaseCacheDir)))
+
+	var log strings.Builder
+	cfg.Log = &log
+	_, err = Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	runs, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*[^n]"))
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(runs, 1), "%v", runs)
+	assert.NilError(t, os.Rename(runs[0], runs[0]+".moved"))
+	assert.NilError(t, os.Symlink(runs[0]+".moved", runs[0]))
+	cfg.suiteSHA = ""
+	res, err := Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Steps[0].Reused, "")
+	assert.Assert(t, is.Contains(log.String(), "is not a directory of uid"))
 }

@@ -7,8 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
-
-	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"time"
 )
 
 // Verdict is the summary's first line.
@@ -54,34 +53,56 @@ func (r *Result) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "  %d pass -> fail, %d fail -> pass, %d fail on both (not caused by the patch), %d skip changes, %d the same\n",
 			len(d.Regressions), len(d.Fixes), len(d.FailBoth), len(d.SkipChanged), d.Same)
-		list := func(title string, cs []runner.LeafChange) {
+		// Each leaf with the case's own statement, whole (the line to
+		// paste into a reply), and its HINT lines below it.
+		list := func(title string, cs []Change) {
 			if len(cs) == 0 {
 				return
 			}
 			fmt.Fprintf(&b, "  %s:\n", title)
 			for _, ch := range cs {
 				fmt.Fprintf(&b, "    %s -> %s %s", ch.Before, ch.After, ch.Path)
-				if ch.Why != "" {
-					fmt.Fprintf(&b, ": %s", oneLine(ch.Why))
+				if ch.Statement != "" {
+					fmt.Fprintf(&b, ": %s", flat(ch.Statement))
 				}
 				b.WriteString("\n")
+				if ch.StatementBefore != "" && ch.StatementBefore != ch.Statement {
+					fmt.Fprintf(&b, "      on the base: %s\n", flat(ch.StatementBefore))
+				}
+				for _, h := range ch.Hints {
+					fmt.Fprintf(&b, "      %s\n", flat(h))
+				}
 			}
 		}
-		list("changed by the patch (pass -> fail)", d.Regressions)
-		list("changed by the patch (fail -> pass)", d.Fixes)
-		list("failing on both kernels, not caused by the patch", d.FailBoth)
+		cs := ChangesOf(d)
+		list("changed by the patch (pass -> fail)", cs.PassToFail)
+		list("changed by the patch (fail -> pass)", cs.FailToPass)
+		list("failing on both kernels, not caused by the patch", cs.FailOnBoth)
 	}
 
 	if ex := r.Explore; ex != nil {
 		fmt.Fprintf(&b, "\nExplorer (-n %d per filesystem recorded on the base, replayed on the patched kernel): %d differences\n", ex.Scenarios, len(ex.Differences))
-		for _, n := range ex.Notes {
-			fmt.Fprintf(&b, "  %s\n", oneLine(n))
+		for _, s := range ex.Seeds {
+			fmt.Fprintf(&b, "  %s\n", flat(s.String()))
 		}
-		for _, d := range ex.Differences {
-			fmt.Fprintf(&b, "  difference: %s: %s\n", d.Path, oneLine(d.Why))
+		if len(ex.Seeds) == 0 {
+			for _, n := range ex.Notes {
+				fmt.Fprintf(&b, "  %s\n", flat(n))
+			}
 		}
-		for _, d := range ex.BaseFailures {
-			fmt.Fprintf(&b, "  fails on the base already (model mismatch, not caused by the patch): %s: %s\n", d.Path, oneLine(d.Why))
+		// Every difference, whole, with its script (shrunk when the
+		// explorer could shrink it) indented below it.
+		for i, d := range ex.Differences {
+			fmt.Fprintf(&b, "  difference %d of %d: %s\n", i+1, len(ex.Differences), flat(d.Statement))
+			for _, l := range d.Script {
+				fmt.Fprintf(&b, "      %s\n", strings.TrimRight(l, " "))
+			}
+		}
+		for _, f := range ex.Failures {
+			fmt.Fprintf(&b, "  the replay failed: %s: %s\n", f.Path, flat(f.Statement))
+		}
+		for _, f := range ex.BaseFailures {
+			fmt.Fprintf(&b, "  fails on the base already (model mismatch, not caused by the patch): %s: %s\n", f.Path, flat(f.Statement))
 		}
 	}
 
@@ -126,9 +147,18 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 
+	tm := r.Time()
+	fmt.Fprintf(&b, "\nWall time: %.0fs in all (from the start of the patchcheck: source, builds, coverage and every step); %.0fs in the VM runs below, %.0fs waiting for the VM lock, %.0fs waiting for the build lock\n",
+		tm.WallSeconds, tm.StepSeconds, tm.VMLockWaitSeconds, tm.BuildLockWaitSeconds)
 	b.WriteString("\nSteps:\n")
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-12s %-7s %5.0fs  %s", s.Name, s.Kernel, s.Seconds, strings.Join(s.Command, " "))
+		if s.Reused != "" {
+			fmt.Fprintf(&b, "\n      reused the base run of %s from %s (same kernel image, suite build and flags; -no-base-cache runs it again)", s.ReusedDate.Format(time.RFC3339), s.Reused)
+		}
+		if s.VMLockWaitSeconds > 0 {
+			fmt.Fprintf(&b, "\n      after %.0fs waiting for the VM lock", s.VMLockWaitSeconds)
+		}
 		if s.Broken != "" {
 			fmt.Fprintf(&b, "\n      broken: %s", s.Broken)
 		}
@@ -141,25 +171,23 @@ func (r *Result) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteJSON writes the kernels, steps, verdict and differences as JSON.
+// WriteJSON writes the kernels, steps, verdict and differences as JSON,
+// every key in snake_case (TestJSONSnakeCase).
 func (r *Result) WriteJSON(w io.Writer) error {
 	doc := struct {
 		Verdict string    `json:"verdict"`
 		Changed bool      `json:"changed"`
 		Patch   string    `json:"patch"`
 		Kernels [2]Kernel `json:"kernels"`
+		Time    Time      `json:"time"`
 		*Result
-		Regressions []runner.LeafChange   `json:"pass_to_fail,omitempty"`
-		Fixes       []runner.LeafChange   `json:"fail_to_pass,omitempty"`
-		FailBoth    []runner.LeafChange   `json:"fail_on_both,omitempty"`
-		Figures     []runner.FigureChange `json:"cost_figures,omitempty"`
-		Gates       []runner.LeafChange   `json:"cost_gates,omitempty"`
-	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Result: r, Gates: r.CostGates}
-	if d := r.Correct; d != nil {
-		doc.Regressions, doc.Fixes, doc.FailBoth = d.Regressions, d.Fixes, d.FailBoth
-	}
+		Changes
+		Figures []Figure   `json:"cost_figures,omitempty"`
+		Gates   []CostGate `json:"cost_gates,omitempty"`
+	}{Verdict: r.Verdict(), Changed: r.Changed(), Patch: r.Config.Patch, Kernels: [2]Kernel{r.Config.Base, r.Config.Patched}, Time: r.Time(), Result: r, Gates: GatesOf(r.CostGates)}
+	doc.Changes = ChangesOf(r.Correct)
 	if r.Cost != nil {
-		doc.Figures = r.Cost.Figures
+		doc.Figures = FiguresOf(r.Cost.Figures)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -169,10 +197,5 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:197] + "..."
-	}
-	return s
-}
+// flat is s on one line, whole.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }

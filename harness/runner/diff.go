@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -184,10 +183,9 @@ func why(n *tap.Node) string {
 }
 
 // Statement is a failing leaf's own statement of what went wrong, in one
-// line, without its HINT (Hints): the last line the case wrote itself (not
-// indented: "name (fs): events differ" before its dump, an Errorf after a
-// log line), else the line that names the leaf, else its last diagnostic
-// with words in it (not the closing brace of a dump); for a leaf the runner
+// line, without its HINT (Hints): the first line the case wrote itself that
+// states what it wanted (with the want/got lines of its dump folded in),
+// else its last own line (the rule: ownStatement); for a leaf the runner
 // ended ("TIMEOUT 30 seconds") with no such line, its status and reason.
 // Empty for a leaf that did not fail.
 func Statement(n *tap.Node) string {
@@ -211,35 +209,7 @@ func Hints(n *tap.Node) []string {
 	return out
 }
 
-func statement(n *tap.Node) string {
-	own := func(d string) bool {
-		if strings.HasPrefix(d, "HINT:") {
-			return false
-		}
-		if _, ok := tap.ParseMeasurement(d); ok {
-			return false
-		}
-		_, ok := tap.ParseGate(d)
-		return !ok
-	}
-	for i := len(n.Diagnostics) - 1; i >= 0; i-- {
-		d := n.Diagnostics[i]
-		if own(d) && d != "" && d[0] != ' ' && d[0] != '\t' && strings.IndexFunc(d, unicode.IsLetter) >= 0 {
-			return d
-		}
-	}
-	for _, d := range n.Diagnostics {
-		if n.Name != "" && strings.HasPrefix(strings.TrimSpace(d), n.Name+" ") {
-			return strings.TrimSpace(d)
-		}
-	}
-	for i := len(n.Diagnostics) - 1; i >= 0; i-- {
-		if d := n.Diagnostics[i]; own(d) && strings.IndexFunc(d, unicode.IsLetter) >= 0 {
-			return d
-		}
-	}
-	return ""
-}
+func statement(n *tap.Node) string { return ownStatement(n) }
 
 func figureChanges(path string, a, b *tap.Node) []FigureChange {
 	bm := map[string]tap.Measurement{}

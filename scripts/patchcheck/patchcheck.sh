@@ -16,9 +16,17 @@
 # the base and replayed on the patched kernel; the perf binaries on both
 # (instruction counts without KVM); summary.txt, summary.json, report.html in
 # PC_RESULTS (default results/patchcheck/<patch name>).
-# JOBS (2) and NICE (19) set make's -j and niceness.
+# JOBS (2) and NICE (19) set make's -j and niceness. PC_STEPS (make's
+# STEPS: coverage,correctness,explore,cost; default all) says what runs.
+#
+# Exit status, the verdict (also written to PC_RESULTS/exit_status as "N
+# words"): 0 no difference, 1 behaviour changed, 2 broken (a step could not
+# run, a usage error); a patch that does not apply: 3 from build-kernels.sh.
+# CI reads this status: `make patchcheck` cannot pass it on (make exits only
+# 0 or 2 for a recipe's status; mk/patchcheck.mk).
 set -eu
 
+started=$(date +%s) # the summary's wall time counts from here
 top=$(cd "$(dirname "$0")/../.." && pwd)
 die() { echo "patchcheck: $*" >&2; exit 2; }
 [ $# -ge 2 ] || die "usage: $0 KSRC|linux-source-X.Y PATCH|A..B [-- fsnsuite patchcheck flags]"
@@ -26,6 +34,17 @@ ksrc=$1
 patch=$2
 shift 2
 [ "${1:-}" = "--" ] && shift
+
+# PC_STEPS (make patchcheck STEPS=correctness,explore): what to run, one
+# variable for the coverage step (PC_COVERAGE, which an explicit value
+# still overrides) and fsnsuite patchcheck's -steps (a -steps in the flags
+# after it still wins).
+if [ -n "${PC_STEPS:-}" ]; then
+	. "$top/scripts/patchcheck/pc-lib.sh"
+	steps=$(steps_of "$PC_STEPS") || exit 2
+	[ -n "${PC_COVERAGE:-}" ] || PC_COVERAGE=${steps%% *}
+	set -- -steps "${steps#* }" "$@"
+fi
 
 sh "$top/scripts/vm/deps.sh"
 sh "$top/scripts/coverage/deps.sh"
@@ -66,9 +85,13 @@ patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
 kernels=$(JOBS=${JOBS:-2} NICE=${NICE:-19} sh "$top/scripts/patchcheck/build-kernels.sh" "$ksrc" "$patch")
 base=$(echo "$kernels" | sed -n 's/^base //p')
 patched=$(echo "$kernels" | sed -n 's/^patched //p')
+lockwait=$(echo "$kernels" | sed -n 's/^build_lock_wait //p')
 out=${PC_RESULTS:-$top/results/patchcheck/$(basename "$patch" .patch)}
 mkdir -p "$out"
-set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" "$@"
+# -cache: the base kernel's runs are kept there and reused when the base
+# kernel, the suite build and the step's flags are the same
+# (PATCHCHECK_ARGS=-no-base-cache runs them again).
+set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" -started "$started" -build-lock-wait "${lockwait:-0}" -cache "$cache" "$@"
 
 # The changed lines: a gcov kernel of the patched tree (make coverage's
 # build, cached by that tree's state) and the suite on it; PC_COVERAGE=0
@@ -76,17 +99,22 @@ set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" "$@"
 if [ "${PC_COVERAGE:-1}" = 1 ]; then
 	. "$top/scripts/ksrc-lib.sh"
 	tree=$(dirname "$base")/tree-$(basename "$patched" | sed 's/^patched-//')
-	if [ ! -f "$tree/.applied" ]; then
-		echo "patchcheck: the patched tree for the coverage build: $tree" >&2
-		rm -rf "$tree"
-		mkdir -p "$tree"
-		private_copy "$ksrc" "$tree" patchcheck
-		unlink_files "$tree" "$patch"
-		if grep -q '^@@ ' "$patch"; then
-			patch -p1 --batch --forward --silent -d "$tree" <"$patch" >&2
+	# Under the build lock (build-kernels.sh's): two patchchecks of one
+	# patch must not make the tree at once.
+	(
+		flock -w "${PC_BUILD_LOCK_WAIT:-21600}" 9 || { echo "patchcheck: gave up waiting for the build lock $(dirname "$base")/build.lock" >&2; exit 2; }
+		if [ ! -f "$tree/.applied" ]; then
+			echo "patchcheck: the patched tree for the coverage build: $tree" >&2
+			rm -rf "$tree"
+			mkdir -p "$tree"
+			private_copy "$ksrc" "$tree" patchcheck
+			unlink_files "$tree" "$patch"
+			if grep -q '^@@ ' "$patch"; then
+				patch -p1 --batch --forward --silent -d "$tree" <"$patch" >&2
+			fi
+			touch "$tree/.applied"
 		fi
-		touch "$tree/.applied"
-	fi
+	) 9>>"$(dirname "$base")/build.lock"
 	start=$(date +%s)
 	rc=0
 	COV_RESULTS=$out/coverage COV_DIFF=$patch \
@@ -95,4 +123,14 @@ if [ "${PC_COVERAGE:-1}" = 1 ]; then
 	set -- -coverage "$out/coverage.txt" "$@"
 fi
 echo "patchcheck: $top/bin/fsnsuite patchcheck $*" >&2
-exec "$top/bin/fsnsuite" patchcheck "$@"
+rc=0
+"$top/bin/fsnsuite" patchcheck "$@" || rc=$?
+# The verdict's status, for make patchcheck (whose own exit status can
+# only be 0 or 2) and for whoever reads the results later.
+case $rc in
+0) what="no difference" ;;
+1) what="behaviour changed" ;;
+*) what="broken: the patchcheck could not decide" ;;
+esac
+printf '%s %s\n' "$rc" "$what" >"$out/exit_status"
+exit "$rc"

@@ -288,8 +288,14 @@ func runExplore(t *harness.T) {
 	}
 	el := time.Since(start)
 	_, paths := cov.Counts()
-	t.Notef("%d scenarios (%d steps) in %.1fs: %.0f scenarios/s; distinct rule paths %d; kinds %s",
-		ran, steps, el.Seconds(), float64(ran)/el.Seconds(), paths, strings.Join(kinds, ","))
+	// A rate only when scenarios ran (a -n 0 replay runs none: 0/0 was
+	// "NaN scenarios/s").
+	rate := "no rate"
+	if ran > 0 && el > 0 {
+		rate = fmt.Sprintf("%.0f scenarios/s", float64(ran)/el.Seconds())
+	}
+	t.Notef("%d scenarios (%d steps) in %.1fs: %s; distinct rule paths %d; kinds %s",
+		ran, steps, el.Seconds(), rate, paths, strings.Join(kinds, ","))
 	t.Notef("%s", rulesLine(cov, away))
 	if allAt != "" {
 		t.Notef("%s", allAt)

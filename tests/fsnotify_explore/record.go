@@ -14,6 +14,7 @@ import (
 	"github.com/fsnsuite/fsnsuite/harness"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
+	"github.com/fsnsuite/fsnsuite/harness/model"
 )
 
 // recorded is one scenario and what the kernel did with it.
@@ -132,9 +133,17 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 		diffs++
 		cut := s
 		cut.Steps = s.Steps[:d+1]
-		t.Errorf("seed %d: %s (recorded) and %s (here) differ at step %d:\n%s", s.Seed, rf.Kernel, feature.KernelRelease(), d+1, strings.TrimRight(cut.Script(), "\n"))
-		t.Logf("  %s: %s", rf.Kernel, obsAt(rc.Obs, d))
-		t.Logf("  %s: %s", feature.KernelRelease(), obsAt(got, d))
+		// One line per difference with both sides, then the script up to
+		// the step that differs, indented under it.
+		t.Errorf("seed %d (%s): %s (recorded) and %s (here) differ at step %d of %d (%s): recorded %s; here %s\n%s",
+			s.Seed, t.FS().Type, rf.Kernel, feature.KernelRelease(), d+1, len(s.Steps), stepAt(&s, d), obsAt(rc.Obs, d), obsAt(got, d), strings.TrimRight(cut.Script(), "\n"))
+		if diffs <= shrinkAgainstMax {
+			// As reportMismatch's replays: each run after the earlier
+			// runs' groups are gone.
+			r.replaying = true
+			shrinkAgainst(t.Logf, r, kernel(), &s, rc.Obs, got)
+			r.replaying = false
+		}
 	}
 	if len(undecided) > 0 {
 		t.Interfered(fmt.Sprintf("%d recorded scenarios undecided: other programs' events arrived in each of their %d runs: %s",
@@ -142,4 +151,62 @@ func compareAgainst(t *harness.T, r *runner, kinds []string, rf *recordFile) {
 	}
 	t.Notef("against %s (%s): %d scenarios, %d differ; %d not replayed for lack of a feature here (group kinds missing: %s)",
 		opts.against, rf.Kernel, len(fr.Scenarios), diffs, lacking, fmt.Sprint(missing))
+}
+
+// shrinkAgainstMax bounds how many of a replay's differences are shrunk
+// (each within shrinkBudget); the rest keep their script cut at the step
+// that differs.
+const shrinkAgainstMax = 10
+
+// shrinkAgainst shrinks a recorded scenario that differs here, the way a
+// model mismatch is shrunk (shrink), with the model as the oracle for the
+// recording kernel: a scenario is recorded only when that kernel did what
+// the model predicts (runExplore), so where this kernel differs from the
+// recording it differs from the model too, and a smaller script that still
+// makes it differ from the model is a reproducer of the same difference.
+// When the recording does not equal the model's prediction (another model,
+// a planted -model-fault) or this kernel agrees with the model, nothing is
+// shrunk and that is said.
+func shrinkAgainst(logf func(string, ...any), r mismatchRunner, k model.Kernel, s *Scenario, recorded, got []Obs) {
+	if firstDiff(predict(k, s), recorded) >= 0 || firstDiff(predict(k, s), got) < 0 {
+		logf("  (not shrunk: the model does not tell the two kernels apart on this scenario)")
+		return
+	}
+	start, over := time.Now(), false
+	fails := func(c *Scenario) bool {
+		if time.Since(start) > shrinkBudget {
+			over = true
+			return false
+		}
+		g, _, err := r.runSettled(c)
+		return err == nil && firstDiff(predict(k, c), g) >= 0
+	}
+	small := shrink(s, fails)
+	g, _, err := r.runSettled(small)
+	if err != nil {
+		logf("  (re-running the shrunk script: %v)", err)
+		return
+	}
+	w := predict(k, small)
+	d := firstDiff(w, g)
+	budget := ""
+	if over {
+		budget = fmt.Sprintf(", stopped by its %v budget", shrinkBudget)
+	}
+	logf("  shrunk to %d steps, %d groups (the model as the recording kernel's oracle%s):\n%s", len(small.Steps), len(small.Groups), budget,
+		strings.TrimRight(indent(small.Script()), "\n"))
+	if d >= 0 {
+		logf("    at step %d (%s): recorded kernel (model) %s; here %s", d+1, stepAt(small, d), obsAt(w, d), obsAt(g, d))
+	} else {
+		logf("    (the shrunk script did not differ again when re-run for this report)")
+	}
+}
+
+// indent puts two more spaces before every line of s.
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnsuite/fsnsuite/harness/model"
 	"github.com/fsnsuite/fsnsuite/harness/ownproc"
 )
 
@@ -124,4 +125,48 @@ func TestOthersCouldAdd(t *testing.T) {
 			t.Errorf("%s: othersCouldAdd = %t, want %t", tc.name, got, tc.ok)
 		}
 	}
+}
+
+// faultyKernel is a kernel that follows a planted model fault: what a
+// patched kernel with that mistake would do.
+type faultyKernel struct{ k model.Kernel }
+
+func (f faultyKernel) runSettled(s *Scenario) ([]Obs, []ownproc.Process, error) {
+	return predict(f.k, s), nil, nil
+}
+
+func (faultyKernel) othersAround(foreign []ownproc.Process, _ time.Time) ([]ownproc.Process, error) {
+	return foreign, nil
+}
+
+// TestShrinkAgainst: a recorded scenario that differs on the replaying
+// kernel is shrunk with the model as the recording kernel's oracle, and the
+// shrunk script with its differing step is logged under the difference; a
+// recording the model does not predict is left unshrunk, saying so.
+func TestShrinkAgainst(t *testing.T) {
+	gen := Generator{Kinds: allKinds}
+	bad := model.Fixed
+	bad.Fault = model.Faults[0].Name
+	for i := 0; i < defaultN; i++ {
+		s := gen.Scenario(defaultSeed + int64(i))
+		recorded, got := predict(model.Fixed, s), predict(bad, s)
+		if firstDiff(recorded, got) < 0 {
+			continue
+		}
+		var lines []string
+		logf := func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
+		shrinkAgainst(logf, faultyKernel{bad}, model.Fixed, s, recorded, got)
+		out := strings.Join(lines, "\n")
+		if !strings.Contains(out, "  shrunk to ") || !strings.Contains(out, "    at step ") || !strings.Contains(out, "    1. ") {
+			t.Fatalf("seed %d (%d steps): no shrunk script:\n%s", s.Seed, len(s.Steps), out)
+		}
+		t.Logf("seed %d, %d steps:\n%s", s.Seed, len(s.Steps), out)
+		lines = nil
+		shrinkAgainst(logf, faultyKernel{bad}, model.Fixed, s, got, got)
+		if len(lines) != 1 || !strings.Contains(lines[0], "not shrunk") {
+			t.Fatalf("a recording the model does not predict: %q", lines)
+		}
+		return
+	}
+	t.Fatalf("fault %s found in no scenario", bad.Fault)
 }

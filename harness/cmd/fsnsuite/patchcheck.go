@@ -6,12 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/exitcode"
 	"github.com/fsnsuite/fsnsuite/harness/patchcheck"
@@ -39,6 +41,10 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
 		steps     = fs.String("steps", "correctness,explore,cost", "the `steps` to run, comma-separated (each runnable alone: -steps cost measures only the cost)")
+		cache     = fs.String("cache", "", "the project's cache `directory` (scripts/coverage/cache-dir.sh): the base kernel's runs are kept below it and reused when the base kernel image, the suite build and the step's flags are the same (\"\": no reuse)")
+		noCache   = fs.Bool("no-base-cache", false, "run the base kernel's steps again even when the cache holds them (the new runs replace the cached ones)")
+		started   = fs.Int64("started", 0, "when the whole patchcheck started, in `unix seconds` (patchcheck.sh's start: the wall time in the summary then includes the builds)")
+		buildWait = fs.Float64("build-lock-wait", 0, "`seconds` the kernel builds waited for the build lock (build-kernels.sh), named in the summary's wall time")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite patchcheck -base DIR -patched DIR [flags] [-- runner flags]\n\n"+
@@ -71,6 +77,11 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("-steps: unknown step %q (want correctness, explore, cost)", s))
 		}
 	}
+	if *started > 0 {
+		cfg.Started = time.Unix(*started, 0)
+	}
+	cfg.BuildLockWait = time.Duration(*buildWait * float64(time.Second))
+	cfg.Cache, cfg.NoBaseCache = *cache, *noCache
 	cfg.NoCorrectness = !want["correctness"]
 	if !want["explore"] {
 		cfg.Scenarios = 0
@@ -95,7 +106,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if cfg.Base.Release == cfg.Patched.Release {
-		return fail(fmt.Errorf("both kernels report release %s: results could not tell them apart (build-kernels.sh gives them -fsnbase and -fsnpatched)", cfg.Base.Release))
+		return fail(fmt.Errorf("both kernels report release %s: results could not tell them apart (build-kernels.sh gives them -fsnbase and -fsnp-<patch name>-<hash>)", cfg.Base.Release))
 	}
 	if *covFile != "" {
 		b, err := os.ReadFile(*covFile)
@@ -153,5 +164,33 @@ func writePatchcheck(dir string, res *patchcheck.Result) error {
 	if err := htmlreport.Write(&b, runs); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), b.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(withExplorer(b.String(), res.Explore)), 0o644)
+}
+
+// withExplorer puts the explorer step's section into the comparison page,
+// after the leaves that changed and before the figures, plots and runs: the
+// seeds covered per filesystem and every difference with its script.
+func withExplorer(page string, ex *patchcheck.Explore) string {
+	if ex == nil {
+		return page
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<h2>Explorer: %d differences (-n %d per filesystem recorded on the base, replayed on the patched kernel)</h2>\n<ul>\n", len(ex.Differences), ex.Scenarios)
+	for _, s := range ex.Seeds {
+		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(s.String()))
+	}
+	b.WriteString("</ul>\n")
+	for i, d := range ex.Differences {
+		fmt.Fprintf(&b, "<p>difference %d of %d: %s</p>\n<pre>%s</pre>\n", i+1, len(ex.Differences), html.EscapeString(d.Statement), html.EscapeString(strings.Join(d.Script, "\n")))
+	}
+	for _, f := range ex.Failures {
+		fmt.Fprintf(&b, "<p>the replay failed: %s: %s</p>\n", html.EscapeString(f.Path), html.EscapeString(f.Statement))
+	}
+	at := len(page)
+	for _, anchor := range []string{"<h2>Perf figures", "<h2>Plots", "<h2>Run ", "</body>"} {
+		if i := strings.Index(page, anchor); i >= 0 && i < at {
+			at = i
+		}
+	}
+	return page[:at] + b.String() + page[at:]
 }

@@ -168,7 +168,7 @@ func writeComparison(b *strings.Builder, d *runner.Diff, named bool) {
 // writeWhy writes a failing leaf's statement (without the leaf's own name
 // before it), its HINT lines, and its whole diagnostics folded.
 func writeWhy(b *strings.Builder, n *tap.Node) {
-	b.WriteString(esc(orDash(trimName(runner.Statement(n), n.Name))))
+	b.WriteString(esc(orDash(runner.FullStatement(n))))
 	for _, h := range runner.Hints(n) {
 		fmt.Fprintf(b, `<br><span class="hint">%s</span>`, esc(h))
 	}

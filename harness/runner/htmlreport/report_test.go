@@ -309,7 +309,7 @@ func TestVerdictFirst(t *testing.T) {
 		noSection string
 	}{
 		{"failing", []*runner.Results{pass, fail}, "<b>behaviour changed</b>: 2 leaves pass → fail, 0 fail → pass, 1 figure beyond its gate (3 the same)", "fail",
-			[]string{"Regressions: pass → fail (2)", "events differ<br><span class=\"hint\">HINT: kernel may lack 0123456789ab", "Perf figures, before and after"}, "Improved"},
+			[]string{"Regressions: pass → fail (2)", "events differ; want: [0] FAN_OPEN /f; got: nothing<br><span class=\"hint\">HINT: kernel may lack 0123456789ab", "Perf figures, before and after"}, "Improved"},
 		{"passing", []*runner.Results{pass, pass}, "<b>no difference</b>: no leaf changed between pass and fail (5 the same)", "pass",
 			[]string{"Perf figures, before and after"}, "Regressions"},
 		{"fixed", []*runner.Results{fail, pass}, "<b>behaviour changed</b>: 0 leaves pass → fail, 2 fail → pass, 0 figures beyond their gates (3 the same)", "fail",
