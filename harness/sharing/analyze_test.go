@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/fsnsuite/fsnsuite/harness/perf"
 )
 
 // synth builds a plugin output and a chunk log for one case: blocks blocks,
@@ -18,12 +20,12 @@ func synth(name, mode string, blocks int, ops int64, shared [2]int64, extra map[
 			tag := (j/2 + b) % 2
 			seq++
 			sw := shared[tag] + extra[seq]
-			fmt.Fprintf(&p, "window seq=%d tag=%d stores=%d lines=40 shared_writes=%d shared_lines=%d transfers=%d vcpus=2\n",
-				seq, tag, 30*ops, sw, min(sw, 3), sw/2)
+			fmt.Fprintf(&p, "window seq=%d tag=%d stores=%d lines=40 shared_writes=%d shared_lines=%d remote_writes=%d transfers=%d vcpus=2\n",
+				seq, tag, 30*ops, 2*sw, min(sw, 3), sw, sw/2)
 			if sw > 0 {
 				fmt.Fprintf(&p, "hot seq=%d line=0x1000 writes=%d writers=0x3 pc=0xffffffff81000010\n", seq, sw)
 			}
-			c.WriteString(ChunkLine(Chunk{Suite: "perf_x", Case: name, Mode: mode, Cond: []string{"private", "shared"}[tag], Tag: tag, Block: b, Ops: ops}))
+			c.WriteString(perf.SharingChunkLine("perf_x", name, mode, "", []string{"private", "shared"}[tag], tag, b, ops))
 		}
 	}
 	p.WriteString("end windows=1\n")
@@ -58,7 +60,7 @@ func TestAnalyzeAA(t *testing.T) {
 	p, c := synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4000}, map[int]int64{3: 500, 100: 70})
 	k := analyze(t, p, c)
 	f := k.Figures[0]
-	if f.Metric != SharedWritesPerOp || f.Base.Center != 2 || f.Cond.Center != 2 || !f.Exact || f.Ratio.Lo != 1 || f.Ratio.Hi != 1 {
+	if f.Metric != RemoteWritesPerOp || f.Base.Center != 2 || f.Cond.Center != 2 || !f.Exact || f.Ratio.Lo != 1 || f.Ratio.Hi != 1 {
 		t.Errorf("figure %+v", f)
 	}
 	if !strings.HasPrefix(k.Verdict, "pass") {

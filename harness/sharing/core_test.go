@@ -63,17 +63,18 @@ func TestCoreTrace(t *testing.T) {
 	}{
 		{
 			name: "two_vcpus_one_line_alternating",
-			// A line written by vCPUs 0 and 1: all 4 writes are shared; each
-			// write after another vCPU's is a transfer (3).
+			// A line written by vCPUs 0 and 1: all 4 writes are shared, 2
+			// of them not by its main writer; each write after another
+			// vCPU's is a transfer (3).
 			trace: "start 1\n" + store(0, kpc, 0x1000) + store(1, kpc, 0x1008) + store(0, kpc, 0x1010) + store(1, kpc, 0x103f) + "stop 1\n",
-			want:  Window{Tag: 1, Stores: 4, Lines: 1, SharedWrites: 4, SharedLines: 1, Transfers: 3, VCPUs: 2},
+			want:  Window{Tag: 1, Stores: 4, Lines: 1, SharedWrites: 4, SharedLines: 1, RemoteWrites: 2, Transfers: 3, VCPUs: 2},
 		},
 		{
 			name: "two_vcpus_one_line_in_runs",
-			// The same writes in another interleaving: shared writes do not
-			// change, transfers do (1).
+			// The same writes in another interleaving: shared and remote
+			// writes do not change, transfers do (1).
 			trace: "start 1\n" + store(0, kpc, 0x1000) + store(0, kpc, 0x1010) + store(1, kpc, 0x1008) + store(1, kpc, 0x103f) + "stop 1\n",
-			want:  Window{Tag: 1, Stores: 4, Lines: 1, SharedWrites: 4, SharedLines: 1, Transfers: 1, VCPUs: 2},
+			want:  Window{Tag: 1, Stores: 4, Lines: 1, SharedWrites: 4, SharedLines: 1, RemoteWrites: 2, Transfers: 1, VCPUs: 2},
 		},
 		{
 			name: "private_lines",
@@ -97,10 +98,26 @@ func TestCoreTrace(t *testing.T) {
 		},
 		{
 			name: "shared_and_private_mixed",
-			// Line A by 0,1,2 (3 writes), line B by 1 only (2 writes), line C by 0,2 (2 writes).
+			// Line A by 0,1,2 (3 writes, 2 remote), line B by 1 only (2
+			// writes), line C by 0,2 (2 writes, 1 remote).
 			trace: "start 3\n" + store(0, kpc, 0xa000) + store(1, kpc, 0xa000) + store(2, kpc2, 0xa000) +
 				store(1, kpc, 0xb000) + store(1, kpc, 0xb000) + store(0, kpc, 0xc000) + store(2, kpc, 0xc000) + "stop 3\n",
-			want: Window{Tag: 3, Stores: 7, Lines: 3, SharedWrites: 5, SharedLines: 2, Transfers: 3, VCPUs: 3},
+			want: Window{Tag: 3, Stores: 7, Lines: 3, SharedWrites: 5, SharedLines: 2, RemoteWrites: 3, Transfers: 3, VCPUs: 3},
+		},
+		{
+			name: "vcpu_not_joined_ignored",
+			// vCPU 1 leaves (its thread waits; another thread, say the Go
+			// runtime's, writes the line there): only vCPU 0 counts.
+			trace: "leave 1\nstart 0\n" + store(0, kpc, 0x1000) + store(1, kpc, 0x1000) + store(0, kpc, 0x1000) + "join 1\n" + store(1, kpc, 0x2000) + "stop 0\n",
+			want:  Window{Tag: 0, Stores: 3, Lines: 2, VCPUs: 2},
+		},
+		{
+			name: "one_remote_write",
+			// One vCPU writes a line 5 times, another once (a wake-up writing
+			// the waiter's futex_q on its stack): 6 shared writes, 1 remote.
+			trace: "start 0\n" + store(0, kpc, 0x1000) + store(0, kpc, 0x1000) + store(1, kpc2, 0x1000) +
+				store(0, kpc, 0x1000) + store(0, kpc, 0x1000) + store(0, kpc, 0x1000) + "stop 0\n",
+			want: Window{Tag: 0, Stores: 6, Lines: 1, SharedWrites: 6, SharedLines: 1, RemoteWrites: 1, Transfers: 2, VCPUs: 2},
 		},
 		{
 			name:  "stop_tag_mismatch",
@@ -109,7 +126,8 @@ func TestCoreTrace(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := runTrace(t, bin, tc.trace)
+			// Every vCPU of these traces runs a measured thread.
+			p := runTrace(t, bin, "join 0\njoin 1\njoin 2\n"+tc.trace)
 			if len(p.Windows) != 1 {
 				t.Fatalf("windows: got %d, want 1", len(p.Windows))
 			}
@@ -126,7 +144,7 @@ func TestCoreTrace(t *testing.T) {
 // first, with the majority writing instruction, private lines never.
 func TestCoreHot(t *testing.T) {
 	bin := traceDriver(t)
-	tr := "start 0\n"
+	tr := "join 0\njoin 1\nstart 0\n"
 	for i := 0; i < 3; i++ {
 		tr += fmt.Sprintf("store %d %s 5000\nstore %d %s 5008\n", i%2, kpc, (i+1)%2, kpc)
 	}
@@ -145,12 +163,12 @@ func TestCoreHot(t *testing.T) {
 func TestCoreMarker(t *testing.T) {
 	bin := traceDriver(t)
 	cmd := exec.Command(bin)
-	cmd.Stdin = strings.NewReader("marker 0f1f8005015346\nmarker 0f1f80ff025346\nmarker 0f1f8000035346\nmarker 0f1f8000015347\nmarker 0f1f400001\nmarker 0f1f800001534600\n")
+	cmd.Stdin = strings.NewReader("marker 0f1f8005015346\nmarker 0f1f80ff025346\nmarker 0f1f8000055346\nmarker 0f1f8000035346\nmarker 0f1f8000015347\nmarker 0f1f400001\nmarker 0f1f800001534600\n")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "marker 1 5\nmarker 2 255\nmarker none\nmarker none\nmarker none\nmarker none\n"
+	want := "marker 1 5\nmarker 2 255\nmarker none\nmarker 3 0\nmarker none\nmarker none\nmarker none\n"
 	if got, _, _ := strings.Cut(string(out), "end "); got != want {
 		t.Errorf("markers:\n got  %q\n want %q", got, want)
 	}
@@ -161,7 +179,7 @@ func TestCoreMarker(t *testing.T) {
 func TestCoreGrowth(t *testing.T) {
 	bin := traceDriver(t)
 	var b strings.Builder
-	b.WriteString("start 0\n")
+	b.WriteString("join 0\njoin 1\nstart 0\n")
 	for i := 0; i < 100000; i++ {
 		fmt.Fprintf(&b, "store %d %s %x\n", i%2, kpc, uint64(i)<<6)
 	}

@@ -26,6 +26,7 @@ type Window struct {
 	Lines        int64 // distinct 64-byte physical lines written
 	SharedWrites int64 // stores to lines more than one vCPU wrote in the window
 	SharedLines  int64 // such lines
+	RemoteWrites int64 // of those, the writes not by each line's main writer (its writes minus its top vCPU's)
 	Transfers    int64 // stores to a line whose last writer was another vCPU
 	VCPUs        int   // vCPUs that stored
 	TagMismatch  bool  // the stop marker's tag was not the start marker's
@@ -100,7 +101,7 @@ func ParsePlugin(r io.Reader) (*Plugin, error) {
 				k string
 				p *int64
 			}{{"seq", &seq}, {"tag", &tag}, {"stores", &w.Stores}, {"lines", &w.Lines}, {"shared_writes", &w.SharedWrites},
-				{"shared_lines", &w.SharedLines}, {"transfers", &w.Transfers}, {"vcpus", &vc}} {
+				{"shared_lines", &w.SharedLines}, {"remote_writes", &w.RemoteWrites}, {"transfers", &w.Transfers}, {"vcpus", &vc}} {
 				if *f.p, err = num(kv, f.k); err != nil {
 					break
 				}
@@ -148,19 +149,14 @@ func ParsePlugin(r io.Reader) (*Plugin, error) {
 type Chunk struct {
 	Suite, Case string
 	Mode        string // gate, aa, inject (the engine's)
+	Phase       string // measure; warm (warm-up and calibration blocks, left out of the figures)
 	Cond        string // the condition's name
 	Tag         int    // the condition's index (0 base, 1 cond): the markers' tag
 	Block       int
 	Ops         int64 // operations in the window (the chunk's times the clients)
 }
 
-// ChunkLine formats c as the guest engine writes it.
-func ChunkLine(c Chunk) string {
-	return fmt.Sprintf("chunk suite=%s case=%s mode=%s cond=%s tag=%d block=%d ops=%d\n",
-		c.Suite, c.Case, c.Mode, c.Cond, c.Tag, c.Block, c.Ops)
-}
-
-// ParseChunks reads the guest engine's chunk log.
+// ParseChunks reads the guest engine's chunk log (perf.SharingChunkLine).
 func ParseChunks(r io.Reader) ([]Chunk, error) {
 	var out []Chunk
 	sc := bufio.NewScanner(r)
@@ -172,7 +168,7 @@ func ParseChunks(r io.Reader) ([]Chunk, error) {
 		if kind != "chunk" {
 			return nil, fmt.Errorf("chunk log line %d: unknown record %q", ln, kind)
 		}
-		c := Chunk{Suite: kv["suite"], Case: kv["case"], Mode: kv["mode"], Cond: kv["cond"]}
+		c := Chunk{Suite: kv["suite"], Case: kv["case"], Mode: kv["mode"], Phase: kv["phase"], Cond: kv["cond"]}
 		tag, err1 := num(kv, "tag")
 		block, err2 := num(kv, "block")
 		ops, err3 := num(kv, "ops")

@@ -56,6 +56,12 @@ func cases() []harness.Case {
 					"more than one directory per client (no parent cacheline is touched on the write path)", n, 100*(maxSharedPrivate-1)),
 				Run: func(t *harness.T) { runSharedPrivate(t, n) },
 			})
+			out = append(out, harness.Case{
+				Name: fmt.Sprintf("samefile_private_n%d", n),
+				Doc: fmt.Sprintf("%d clients: the sharing profile's control, one file written by every client against one "+
+					"file each in its own directory (reported; skips outside -vm-sharing)", n),
+				Run: func(t *harness.T) { runSameFilePrivate(t, n) },
+			})
 		}
 		out = append(out, harness.Case{
 			Name: fmt.Sprintf("watch_none_n%d", n),

@@ -8,7 +8,8 @@
  * At translation time it gives every instruction whose address lies in the
  * kernel's half (fsn_is_kernel) a store callback, and every marker
  * instruction (fsn_marker: a 7-byte no-op the guest's workload runs in user
- * mode) an execution callback that opens or closes a window. The counting is
+ * mode) an execution callback that opens or closes a window, or joins or
+ * leaves the vCPU that runs it. The counting is
  * fsnshare_core.c's; each window is written to FILE as it closes
  * (fsn_print), and an "end" line at exit. A store is counted on the line of
  * its first byte; stores to I/O (MMIO) are not counted.
@@ -50,10 +51,13 @@ static void on_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	unsigned v = (unsigned)(uintptr_t)udata, op = v >> 8, tag = v & 0xff;
-	(void)vcpu;
 	pthread_mutex_lock(&lock);
 	if (op == FSN_OP_START) {
 		fsn_start(&counter, tag);
+	} else if (op == FSN_OP_JOIN) {
+		fsn_join(&counter, vcpu);
+	} else if (op == FSN_OP_LEAVE) {
+		fsn_leave(&counter, vcpu);
 	} else {
 		struct fsn_window w;
 		if (fsn_stop(&counter, tag, &w))
@@ -85,9 +89,9 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	(void)id;
 	(void)p;
 	pthread_mutex_lock(&lock);
-	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64 " restarts=%" PRIu64 " dropped=%" PRIu64
+	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
 		" io_stores=%" PRIu64 " oom=%d open=%d\n",
-		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, io_stores, counter.oom, counter.open);
+		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves, io_stores, counter.oom, counter.open);
 	fclose(out);
 	out = NULL;
 	pthread_mutex_unlock(&lock);

@@ -49,7 +49,7 @@ int fsn_marker(const uint8_t *b, size_t n, unsigned *op, unsigned *tag)
 {
 	if (n != FSN_MARKER_LEN || b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80 || b[5] != 0x53 || b[6] != 0x46)
 		return 0;
-	if (b[4] != FSN_OP_START && b[4] != FSN_OP_STOP)
+	if (b[4] < FSN_OP_START || b[4] > FSN_OP_LEAVE)
 		return 0;
 	*op = b[4];
 	*tag = b[3];
@@ -113,6 +113,20 @@ static struct fsn_line *lookup(struct fsn_counter *c, uint64_t key)
 	}
 }
 
+void fsn_join(struct fsn_counter *c, unsigned vcpu)
+{
+	if (vcpu < FSN_MAX_VCPUS)
+		c->active[vcpu]++;
+}
+
+void fsn_leave(struct fsn_counter *c, unsigned vcpu)
+{
+	if (vcpu < FSN_MAX_VCPUS && c->active[vcpu] > 0)
+		c->active[vcpu]--;
+	else
+		c->unmatched_leaves++;
+}
+
 void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64_t phys)
 {
 	if (!c->open || !fsn_is_kernel(insn_vaddr))
@@ -121,6 +135,8 @@ void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64
 		c->dropped++;
 		return;
 	}
+	if (!c->active[vcpu])
+		return;
 	if ((c->used + 1) * 10 > c->cap * 7 && grow(c) < 0) {
 		c->oom = 1;
 		return;
@@ -130,6 +146,7 @@ void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64
 	c->vcpus |= 1ULL << vcpu;
 	l->writers |= 1ULL << vcpu;
 	l->writes++;
+	l->by[vcpu]++;
 	if (l->last >= 0 && (unsigned)l->last != vcpu)
 		c->transfers++;
 	l->last = (int32_t)vcpu;
@@ -170,6 +187,11 @@ int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w)
 			continue;
 		w->shared_writes += l->writes;
 		w->shared_lines++;
+		uint32_t most = 0;
+		for (unsigned v = 0; v < FSN_MAX_VCPUS; v++)
+			if (l->by[v] > most)
+				most = l->by[v];
+		w->remote_writes += l->writes - most;
 		/* Keep the FSN_HOT_MAX most written shared lines (insertion;
 		 * ties: the lower address first, so the list does not depend
 		 * on the table's layout). */
@@ -190,9 +212,9 @@ int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w)
 
 void fsn_print(FILE *f, const struct fsn_window *w)
 {
-	fprintf(f, "window seq=%llu tag=%u stores=%llu lines=%llu shared_writes=%llu shared_lines=%llu transfers=%llu vcpus=%u%s\n",
+	fprintf(f, "window seq=%llu tag=%u stores=%llu lines=%llu shared_writes=%llu shared_lines=%llu remote_writes=%llu transfers=%llu vcpus=%u%s\n",
 		(unsigned long long)w->seq, w->tag, (unsigned long long)w->stores, (unsigned long long)w->lines,
-		(unsigned long long)w->shared_writes, (unsigned long long)w->shared_lines,
+		(unsigned long long)w->shared_writes, (unsigned long long)w->shared_lines, (unsigned long long)w->remote_writes,
 		(unsigned long long)w->transfers, w->vcpus, w->tag_mismatch ? " tag_mismatch=1" : "");
 	for (unsigned i = 0; i < w->nhot; i++)
 		fprintf(f, "hot seq=%llu line=0x%llx writes=%llu writers=0x%llx pc=0x%llx\n",

@@ -4,13 +4,23 @@
  * it (fsnshare_trace.c, run by harness/sharing's go test).
  *
  * Between a start and a stop marker it records every kernel-mode store (an
- * atomic read-modify-write reports a store too) by vCPU and 64-byte physical
- * cache line, and at the stop marker reports for the window:
+ * atomic read-modify-write reports a store too) of a vCPU that a measured
+ * thread has joined (join and leave markers run by that thread: the vCPU
+ * counts while the thread runs the workload, not while it waits or while
+ * other threads of the process, the Go runtime's, run elsewhere) by vCPU and
+ * 64-byte physical cache line, and at the stop marker reports for the window:
  *   stores         kernel-mode stores of all vCPUs;
  *   lines          distinct lines written;
  *   shared_writes  stores to lines that more than one vCPU wrote in the
  *                  window (the same whatever the order of the stores);
  *   shared_lines   how many such lines;
+ *   remote_writes  of those, the writes not made by the line's main writer
+ *                  (per line: its writes minus its most writing vCPU's),
+ *                  also independent of the order: a line that one vCPU
+ *                  writes a thousand times and another once (a wake-up
+ *                  writing the waiter's futex_q on its stack) gives 1,
+ *                  two clients taking one inode's lock a thousand times
+ *                  each give 1000;
  *   transfers      stores by vCPU j to a line whose last store in the window
  *                  was vCPU i's, i != j (depends on the interleaving).
  */
@@ -26,15 +36,18 @@
  * mode; user code (the Go runtime's own sharing included) never does. */
 #define FSN_KERNEL_HALF 0xffff800000000000ULL
 #define FSN_LINE_SHIFT 6 /* 64-byte cache lines */
-#define FSN_MAX_VCPUS 64 /* writer sets are 64-bit masks */
+#define FSN_MAX_VCPUS 16 /* per-line write counts per vCPU */
 
 /* The marker: "nopl disp32(%rax)" = 0f 1f 80 + disp32, a no-op that touches
  * no memory, with disp32 = 0x4653 << 16 | op << 8 | tag (little endian: tag,
- * op, 0x53, 0x46). op 1 starts a window, op 2 stops it; tag is the
- * workload's (the engine's condition index). */
+ * op, 0x53, 0x46). op 1 starts a window, op 2 stops it (tag: the workload's,
+ * the engine's condition index); op 3 joins the vCPU that runs it, op 4
+ * leaves. */
 #define FSN_MARKER_LEN 7
 #define FSN_OP_START 1
 #define FSN_OP_STOP 2
+#define FSN_OP_JOIN 3  /* the vCPU running it counts from now on */
+#define FSN_OP_LEAVE 4 /* ... no longer (joins nest) */
 
 /* How many of a window's shared lines are described (hottest first). */
 #define FSN_HOT_MAX 8
@@ -43,6 +56,7 @@ struct fsn_line {
 	uint64_t key;     /* line number + 1; 0: empty slot */
 	uint64_t writers; /* vCPUs that wrote it in the window */
 	uint64_t writes;
+	uint32_t by[FSN_MAX_VCPUS]; /* writes per vCPU */
 	uint64_t pc;      /* majority vote of the writing instructions */
 	int64_t pc_votes;
 	int32_t last;     /* last writing vCPU */
@@ -59,7 +73,7 @@ struct fsn_window {
 	uint64_t seq;     /* 1, 2, ... in the order windows were started */
 	unsigned tag;
 	int tag_mismatch; /* the stop marker's tag differed from the start's */
-	uint64_t stores, lines, shared_writes, shared_lines, transfers;
+	uint64_t stores, lines, shared_writes, shared_lines, remote_writes, transfers;
 	unsigned vcpus;   /* vCPUs that stored in the window */
 	unsigned nhot;
 	struct fsn_hot hot[FSN_HOT_MAX];
@@ -76,7 +90,9 @@ struct fsn_counter {
 	uint64_t vcpus;     /* mask of vCPUs that stored */
 	uint64_t dropped;   /* stores of a vCPU index >= FSN_MAX_VCPUS (never on our VMs) */
 	uint64_t orphan_stops, restarts;
+	uint64_t unmatched_leaves; /* a leave on a vCPU that had not joined */
 	int oom;
+	uint32_t active[FSN_MAX_VCPUS]; /* joins minus leaves per vCPU (kept across windows) */
 };
 
 int fsn_init(struct fsn_counter *c);
@@ -87,8 +103,11 @@ static inline int fsn_is_kernel(uint64_t vaddr) { return vaddr >= FSN_KERNEL_HAL
  * is one, else 0. */
 int fsn_marker(const uint8_t *bytes, size_t n, unsigned *op, unsigned *tag);
 void fsn_start(struct fsn_counter *c, unsigned tag);
+void fsn_join(struct fsn_counter *c, unsigned vcpu);
+void fsn_leave(struct fsn_counter *c, unsigned vcpu);
 /* fsn_store records a store by vcpu of the instruction at insn_vaddr to the
- * physical address phys; ignored outside a window or in user mode. */
+ * physical address phys; ignored outside a window, in user mode, or on a
+ * vCPU no measured thread has joined. */
 void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64_t phys);
 /* fsn_stop closes the window and fills *w; 0 when no window was open. */
 int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w);

@@ -5,6 +5,7 @@
  *   start TAG
  *   store VCPU INSN_VADDR PHYS     (hexadecimal addresses)
  *   stop TAG
+ *   join VCPU, leave VCPU
  *   marker HEXBYTES                (prints "marker OP TAG" or "marker none")
  * Built and run by harness/sharing's go test.
  */
@@ -30,6 +31,10 @@ int main(void)
 			fsn_start(&c, a);
 		} else if (sscanf(line, "store %u %llx %llx", &a, &v, &p) == 3) {
 			fsn_store(&c, a, v, p);
+		} else if (sscanf(line, "join %u", &a) == 1) {
+			fsn_join(&c, a);
+		} else if (sscanf(line, "leave %u", &a) == 1) {
+			fsn_leave(&c, a);
 		} else if (sscanf(line, "stop %u", &a) == 1) {
 			struct fsn_window w;
 			if (fsn_stop(&c, a, &w))
@@ -51,9 +56,10 @@ int main(void)
 			return 2;
 		}
 	}
-	printf("end windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu oom=%d\n",
+	printf("end windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu unmatched_leaves=%llu oom=%d\n",
 	       (unsigned long long)c.seq, (unsigned long long)c.orphan_stops,
-	       (unsigned long long)c.restarts, (unsigned long long)c.dropped, c.oom);
+	       (unsigned long long)c.restarts, (unsigned long long)c.dropped,
+	       (unsigned long long)c.unmatched_leaves, c.oom);
 	fsn_free(&c);
 	return 0;
 }
