@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/sharing"
 )
 
 // Verdict is the summary's first line.
@@ -123,6 +124,15 @@ func (r *Result) WriteText(w io.Writer) error {
 				}
 				b.WriteString("\n")
 			}
+		}
+	}
+
+	if r.Sharing != nil || r.SharingErr != "" {
+		b.WriteString("\nSharing profile (cost step under -vm-sharing: counts of coherence-relevant kernel writes, not time):\n")
+		if r.SharingErr != "" {
+			fmt.Fprintf(&b, "  could not compare: %s\n", r.SharingErr)
+		} else {
+			sharing.FormatChanges(&b, r.Sharing)
 		}
 	}
 

@@ -230,8 +230,29 @@ const (
 	ControlPrivateMax = 0.1
 )
 
-// verdict judges -aa cases (the two sides must give identical figures:
-// ratio interval within 1 ± 1%, or both exactly 0) and the control.
+// AAFloor is the difference per operation below which two -aa sides are
+// the same figure whatever their ratio: one write per hundred operations, the
+// order of a chunk's own start and end (the crew's wake-up writing a
+// waiter's stack from another vCPU: 11 to 13 remote writes in a window of
+// 2000 writes measured on 7.3), where a ratio of small counts says nothing.
+const AAFloor = 0.01
+
+// AAMetrics are the figures -aa judges: the gated one and every kernel
+// store. The others are reported: shared-writes/op counts a line's owner's
+// writes in full once any other vCPU wrote it, so one remote write landing
+// on a private stack line in some chunks moves it by thousands (a figure of
+// which lines were touched from two vCPUs, not of how often), and transfers
+// depend on the interleaving by definition.
+var AAMetrics = map[string]bool{RemoteWritesPerOp: true, StoresPerOp: true}
+
+// Same reports whether two medians are the same figure: within 1% of the
+// base or AAFloor of each other.
+func Same(f Figure) bool {
+	return math.Abs(f.Cond.Center-f.Base.Center) <= math.Max(0.01*math.Abs(f.Base.Center), AAFloor)
+}
+
+// verdict judges -aa cases (the two sides must give the same remote writes
+// and kernel stores per operation: Same) and the control.
 func verdict(c *Case) string {
 	f := c.Figures[0] // remote-writes/op
 	switch {
@@ -239,18 +260,19 @@ func verdict(c *Case) string {
 		return "fail: no block measured both conditions"
 	case c.Mode == "aa":
 		for _, f := range c.Figures {
-			zero := f.Base.Center == 0 && f.Cond.Center == 0 && f.Base.Hi == 0 && f.Cond.Hi == 0
-			if !zero && !(f.Ratio.Lo >= 0.99 && f.Ratio.Hi <= 1.01) {
-				return fmt.Sprintf("fail: -aa %s differs between the sides: %s against %s, ratio %s", f.Metric, iv(f.Base), iv(f.Cond), iv(f.Ratio))
+			if AAMetrics[f.Metric] && !Same(f) {
+				return fmt.Sprintf("fail: -aa %s differs between the sides: %s against %s (more than 1%% and %g per op apart)",
+					f.Metric, iv(f.Base), iv(f.Cond), AAFloor)
 			}
 		}
-		return "pass: -aa every figure the same on both sides (within 1%)"
+		return fmt.Sprintf("pass: -aa remote-writes/op %s and %s, kstores/op %s and %s: the same on both sides",
+			iv(f.Base), iv(f.Cond), iv(c.Figures[len(c.Figures)-1].Base), iv(c.Figures[len(c.Figures)-1].Cond))
 	case strings.HasPrefix(c.Name, ControlPrefix):
 		if f.Cond.Lo < ControlSharedMin || f.Base.Hi > ControlPrivateMax {
 			return fmt.Sprintf("fail: control: %s %s %s (want >= %g), %s %s (want <= %g): the profile does not see the sharing it must",
 				f.Metric, c.Cond, iv(f.Cond), ControlSharedMin, c.Base, iv(f.Base), ControlPrivateMax)
 		}
-		return fmt.Sprintf("pass: control: %s %s >= %g, %s <= %g", f.Metric, c.Cond, ControlSharedMin, c.Base, ControlPrivateMax)
+		return fmt.Sprintf("pass: control: %s %s %s >= %g, %s %s <= %g", f.Metric, c.Cond, iv(f.Cond), ControlSharedMin, c.Base, iv(f.Base), ControlPrivateMax)
 	}
 	return ""
 }

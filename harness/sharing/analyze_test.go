@@ -70,6 +70,16 @@ func TestAnalyzeAA(t *testing.T) {
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
 		t.Errorf("sides 2.5%% apart: verdict %q, want fail", k.Verdict)
 	}
+	// Near zero, counts of 11 against 13 per 2000 ops are the same figure.
+	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{11, 13}, nil)
+	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "pass") {
+		t.Errorf("11 and 13 per 2000 ops: verdict %q, want pass", k.Verdict)
+	}
+	// 0.05 against 0.1 per op is not.
+	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{100, 200}, nil)
+	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
+		t.Errorf("100 and 200 per 2000 ops: verdict %q, want fail", k.Verdict)
+	}
 }
 
 // TestAnalyzeControl: the control passes with >= 1 shared write per op on the
@@ -107,5 +117,17 @@ func TestJoinMismatch(t *testing.T) {
 	pl.End = ""
 	if _, err := Join(pl, cs); err == nil || !strings.Contains(err.Error(), "end line") {
 		t.Errorf("no end line: %v", err)
+	}
+}
+
+// TestCompare: a change of +1 remote write per op fails, none passes.
+func TestCompare(t *testing.T) {
+	p, c := synth("shared_private_n2", "gate", 30, 2000, [2]int64{12, 12}, nil)
+	before := analyze(t, p, c)
+	p, c = synth("shared_private_n2", "gate", 30, 2000, [2]int64{12, 2012}, nil)
+	after := analyze(t, p, c)
+	got := Compare([]*Case{before}, []*Case{after})
+	if len(got) != 2 || got[0].Verdict != "pass" || got[1].Verdict != "fail" || got[1].After-got[1].Before != 1 {
+		t.Errorf("changes %+v", got)
 	}
 }

@@ -60,6 +60,7 @@ var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
        fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
+       fsnsuite sharing [-baseline DIR] RESULTS_DIR   (see fsnsuite sharing -h)
        fsnsuite diff BEFORE_DIR AFTER_DIR   (see fsnsuite diff -h)
        fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
        fsnsuite patchcheck -base DIR -patched DIR ... (make patchcheck; see fsnsuite patchcheck -h)
@@ -94,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return mutants(args[1:], stdout, stderr)
 		case "patchcheck":
 			return patchcheckCmd(args[1:], stdout, stderr)
+		case "sharing":
+			return sharingCmd(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
