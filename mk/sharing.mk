@@ -6,3 +6,9 @@
 .PHONY: sharing-plugin
 sharing-plugin:
 	@sh scripts/vm/sharing/build.sh
+
+# make sharingcheck [KERNEL=debian-7.3]: the profile end to end on one kernel,
+# perf_parent_write's control gated and under -aa (scripts/vm/sharing/sharingcheck.sh).
+.PHONY: sharingcheck
+sharingcheck: vmdeps build
+	@sh scripts/vm/sharing/sharingcheck.sh $(if $(filter command line environment,$(origin KERNEL)),$(call q,$(KERNEL)),debian-7.3)

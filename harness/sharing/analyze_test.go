@@ -75,7 +75,8 @@ func TestAnalyzeAA(t *testing.T) {
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "pass") {
 		t.Errorf("11 and 13 per 2000 ops: verdict %q, want pass", k.Verdict)
 	}
-	// 0.05 against 0.1 per op is not.
+	// 0.05 against 0.1 per op is not (every block the same: the ratio's
+	// interval is [2,2]).
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{100, 200}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
 		t.Errorf("100 and 200 per 2000 ops: verdict %q, want fail", k.Verdict)

@@ -32,7 +32,6 @@ aptdir=$cache/apt-src
 apt_deb_src="bookworm bookworm-updates bookworm-security"
 . "$here/../../debian-apt.sh"
 apt_ready
-command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source not found (install dpkg-dev)"
 
 work=$out.tmp
 rm -rf "$work"
