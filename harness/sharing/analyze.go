@@ -81,12 +81,13 @@ type Figure struct {
 	Exact      bool          // every block gave both conditions the same values as the first block
 }
 
-// HotWriter is an instruction that wrote shared lines, summed over a
-// condition's windows (their described hottest lines).
+// HotWriter is the majority writing instruction of shared lines, with their
+// remote writes summed over a condition's windows (their described lines:
+// those with the most remote writes).
 type HotWriter struct {
 	PC     uint64
-	Symbol string // from the kernel's System.map, "" without one
-	Writes int64
+	Symbol string // from the guest's kallsyms or a System.map, "" without one
+	Writes int64  // remote writes of the lines it wrote most
 }
 
 // Case is one experiment of the run, in the sharing profile.
@@ -147,7 +148,9 @@ func analyzeCase(suite, name, mode string, ms []Measured, sym *Symbols) *Case {
 		}
 		b[t] = append(b[t], m)
 		for _, h := range m.Hot {
-			hot[t][h.PC] += h.Writes
+			if h.Remote > 0 {
+				hot[t][h.PC] += h.Remote
+			}
 		}
 	}
 	// Only blocks where both conditions ran (the engine always runs both).
@@ -320,7 +323,7 @@ func Format(w io.Writer, cases []*Case) {
 				}
 				s = append(s, fmt.Sprintf("%s %d", where, h.Writes))
 			}
-			fmt.Fprintf(w, "  hottest shared-line writers (%s, writes over its windows' hottest lines): %s\n", name, strings.Join(s, ", "))
+			fmt.Fprintf(w, "  shared lines' main writers (%s; remote writes of the lines each wrote most, over the windows): %s\n", name, strings.Join(s, ", "))
 		}
 	}
 }

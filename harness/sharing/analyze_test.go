@@ -23,7 +23,7 @@ func synth(name, mode string, blocks int, ops int64, shared [2]int64, extra map[
 			fmt.Fprintf(&p, "window seq=%d tag=%d stores=%d lines=40 shared_writes=%d shared_lines=%d remote_writes=%d transfers=%d vcpus=2\n",
 				seq, tag, 30*ops, 2*sw, min(sw, 3), sw, sw/2)
 			if sw > 0 {
-				fmt.Fprintf(&p, "hot seq=%d line=0x1000 writes=%d writers=0x3 pc=0xffffffff81000010\n", seq, sw)
+				fmt.Fprintf(&p, "hot seq=%d line=0x1000 writes=%d remote=%d writers=0x3 pc=0xffffffff81000010\n", seq, 2*sw, sw)
 			}
 			c.WriteString(perf.SharingChunkLine("perf_x", name, mode, "", []string{"private", "shared"}[tag], tag, b, ops))
 		}

@@ -140,8 +140,9 @@ func TestCoreTrace(t *testing.T) {
 	}
 }
 
-// TestCoreHot checks the described lines: the most written shared lines
-// first, with the majority writing instruction, private lines never.
+// TestCoreHot checks the described lines: the shared lines with the most
+// remote writes first, with the majority writing instruction, private lines
+// never.
 func TestCoreHot(t *testing.T) {
 	bin := traceDriver(t)
 	tr := "join 0\njoin 1\nstart 0\n"
@@ -149,10 +150,15 @@ func TestCoreHot(t *testing.T) {
 		tr += fmt.Sprintf("store %d %s 5000\nstore %d %s 5008\n", i%2, kpc, (i+1)%2, kpc)
 	}
 	tr += fmt.Sprintf("store 0 %s 6000\nstore 1 %s 6000\nstore 1 %s 6000\n", kpc2, kpc2, kpc)
+	tr += strings.Repeat(fmt.Sprintf("store 0 %s 8000\n", kpc2), 6) + fmt.Sprintf("store 1 %s 8000\n", kpc)
 	tr += fmt.Sprintf("store 0 %s 7000\nstore 0 %s 7000\nstore 0 %s 7000\nstore 0 %s 7000\nstop 0\n", kpc, kpc, kpc, kpc)
 	p := runTrace(t, bin, tr)
 	w := p.Windows[0]
-	want := []Hot{{Line: 0x5000, Writes: 6, Writers: 3, PC: 0xffffffff81234560}, {Line: 0x6000, Writes: 3, Writers: 3, PC: 0xffffffff81234570}}
+	// 0x5000: 3 remote writes; 0x8000 and 0x6000 one each, 0x8000 first
+	// (more writes); 0x7000 private.
+	want := []Hot{{Line: 0x5000, Writes: 6, Remote: 3, Writers: 3, PC: 0xffffffff81234560},
+		{Line: 0x8000, Writes: 7, Remote: 1, Writers: 3, PC: 0xffffffff81234570},
+		{Line: 0x6000, Writes: 3, Remote: 1, Writers: 3, PC: 0xffffffff81234570}}
 	if fmt.Sprint(w.Hot) != fmt.Sprint(want) {
 		t.Errorf("hot lines:\n got  %+v\n want %+v", w.Hot, want)
 	}

@@ -37,6 +37,7 @@ type Window struct {
 type Hot struct {
 	Line    uint64 // physical address
 	Writes  int64
+	Remote  int64 // writes not by the line's most writing vCPU
 	Writers uint64 // mask of vCPUs
 	PC      uint64 // a writing instruction (the majority writer, if any)
 }
@@ -120,6 +121,7 @@ func ParsePlugin(r io.Reader) (*Plugin, error) {
 			if err == nil {
 				if h.Line, err = unum(kv, "line"); err == nil {
 					if h.Writes, err = num(kv, "writes"); err == nil {
+						h.Remote, _ = num(kv, "remote") // absent in records before it was added
 						if h.Writers, err = unum(kv, "writers"); err == nil {
 							h.PC, err = unum(kv, "pc")
 						}

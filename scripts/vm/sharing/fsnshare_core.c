@@ -192,13 +192,15 @@ int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w)
 			if (l->by[v] > most)
 				most = l->by[v];
 		w->remote_writes += l->writes - most;
-		/* Keep the FSN_HOT_MAX most written shared lines (insertion;
-		 * ties: the lower address first, so the list does not depend
-		 * on the table's layout). */
-		struct fsn_hot h = { (l->key - 1) << FSN_LINE_SHIFT, l->writes, l->writers, l->pc };
+		/* Keep the FSN_HOT_MAX shared lines with the most remote writes,
+		 * then the most writes (insertion; ties: the lower address
+		 * first, so the list does not depend on the table's layout). */
+		struct fsn_hot h = { (l->key - 1) << FSN_LINE_SHIFT, l->writes, l->writes - most, l->writers, l->pc };
 		unsigned j = w->nhot < FSN_HOT_MAX ? w->nhot++ : FSN_HOT_MAX;
-		while (j > 0 && (w->hot[j - 1].writes < h.writes ||
-				 (w->hot[j - 1].writes == h.writes && w->hot[j - 1].line > h.line))) {
+		while (j > 0 && (w->hot[j - 1].remote < h.remote ||
+				 (w->hot[j - 1].remote == h.remote && w->hot[j - 1].writes < h.writes) ||
+				 (w->hot[j - 1].remote == h.remote && w->hot[j - 1].writes == h.writes &&
+				  w->hot[j - 1].line > h.line))) {
 			if (j < FSN_HOT_MAX)
 				w->hot[j] = w->hot[j - 1];
 			j--;
@@ -217,8 +219,9 @@ void fsn_print(FILE *f, const struct fsn_window *w)
 		(unsigned long long)w->shared_writes, (unsigned long long)w->shared_lines, (unsigned long long)w->remote_writes,
 		(unsigned long long)w->transfers, w->vcpus, w->tag_mismatch ? " tag_mismatch=1" : "");
 	for (unsigned i = 0; i < w->nhot; i++)
-		fprintf(f, "hot seq=%llu line=0x%llx writes=%llu writers=0x%llx pc=0x%llx\n",
+		fprintf(f, "hot seq=%llu line=0x%llx writes=%llu remote=%llu writers=0x%llx pc=0x%llx\n",
 			(unsigned long long)w->seq, (unsigned long long)w->hot[i].line,
-			(unsigned long long)w->hot[i].writes, (unsigned long long)w->hot[i].writers,
+			(unsigned long long)w->hot[i].writes, (unsigned long long)w->hot[i].remote,
+			(unsigned long long)w->hot[i].writers,
 			(unsigned long long)w->hot[i].pc);
 }

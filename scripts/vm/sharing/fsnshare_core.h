@@ -49,7 +49,8 @@
 #define FSN_OP_JOIN 3  /* the vCPU running it counts from now on */
 #define FSN_OP_LEAVE 4 /* ... no longer (joins nest) */
 
-/* How many of a window's shared lines are described (hottest first). */
+/* How many of a window's shared lines are described: most remote writes
+ * first, then most writes. */
 #define FSN_HOT_MAX 8
 
 struct fsn_line {
@@ -65,6 +66,7 @@ struct fsn_line {
 struct fsn_hot {
 	uint64_t line;    /* physical address of the line */
 	uint64_t writes;
+	uint64_t remote;  /* writes minus its most writing vCPU's */
 	uint64_t writers;
 	uint64_t pc;      /* an instruction that wrote it (the majority writer if any) */
 };
