@@ -37,7 +37,7 @@ type Window struct {
 type Hot struct {
 	Line    uint64 // physical address
 	Writes  int64
-	Remote  int64 // writes not by the line's most writing vCPU
+	Remote  int64  // writes not by the line's most writing vCPU
 	Writers uint64 // mask of vCPUs
 	PC      uint64 // a writing instruction (the majority writer, if any)
 }
