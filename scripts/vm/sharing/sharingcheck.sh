@@ -7,7 +7,7 @@
 # control must see >= 1 remote write per write to one shared file and <= 0.1
 # for files of their own, and -aa must give the same figures on both sides
 # (harness/sharing). Results in results/sharing-<kernel>/ (sharing.txt).
-# 77 s on 2 cores without KVM (2026-12-05, Debian's 7.3, boot included).
+# 49-77 s on 2 cores without KVM (2026-12-05, Debian's 7.3, boot included).
 #
 # Environment: VM_CPUS (2), VM_RESULTS, FSNSUITE_VM_LOCK (the VM lock).
 set -eu
