@@ -341,13 +341,9 @@ func runSharedPrivate(t *harness.T, n int) {
 // the one file takes and releases its inode's i_rwsem (inode_lock in
 // mm/shmem.c shmem_file_write_iter: an atomic read-modify-write on the
 // rwsem's count) from every client's vCPU, so the profile must count at least
-// one shared-line write per write there, and next to none on the private
-// side. It measures nothing else: outside the profile it skips.
+// one remote write per write there, and next to none on the private side.
+// The case exists only in the profile (cases).
 func runSameFilePrivate(t *harness.T, n int) {
-	if !perf.Sharing() {
-		t.Skipf("the sharing profile's control (-vm-sharing): %d clients writing one file against one file each; nothing to measure outside it", n)
-		return
-	}
 	b := newBench(t, n, false)
 	off := false
 	private := b.cond("private", &b.priv, "", &off)
