@@ -49,7 +49,8 @@ type shareLog struct {
 // chunkLog is the process's open chunk log.
 var chunkLog struct {
 	sync.Mutex
-	f *os.File
+	f    *os.File
+	path string
 }
 
 // newShareLog returns the experiment's log state in the sharing profile, nil
@@ -99,13 +100,17 @@ func (s *shareLog) flush() error {
 	}
 	chunkLog.Lock()
 	defer chunkLog.Unlock()
+	path := os.Getenv(SharingEnv)
+	if chunkLog.f != nil && chunkLog.path != path {
+		chunkLog.f.Close()
+		chunkLog.f = nil
+	}
 	if chunkLog.f == nil {
-		path := os.Getenv(SharingEnv)
 		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 		if err != nil {
 			return fmt.Errorf("sharing profile: chunk log %s: %w", path, err)
 		}
-		chunkLog.f = os.NewFile(uintptr(fd), path)
+		chunkLog.f, chunkLog.path = os.NewFile(uintptr(fd), path), path
 		copyKallsyms(filepath.Join(filepath.Dir(path), SharingKallsyms))
 	}
 	if _, err := chunkLog.f.Write(s.buf); err != nil {
