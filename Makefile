@@ -101,3 +101,5 @@ include mk/install.mk
 -include mk/mutants.mk
 # From a patch to a verdict: both kernels built and compared (make patchcheck KSRC= PATCH=).
 -include mk/patchcheck.mk
+# The sharing profile's qemu plugin (make sharing-plugin).
+-include mk/sharing.mk

@@ -20,6 +20,12 @@
 #   apt_private CMD ARGS...   run an apt command with the private configuration
 #   apt_update                refresh the private lists (once per run)
 #   apt_ready                 set up and fill the lists if they were never filled
+#
+# apt_deb_src, when set before apt_setup, lists suites (e.g. "bookworm
+# bookworm-updates") whose source indexes are added as deb-src lines, for
+# `apt-get source`; keep such a configuration in an aptdir of its own (the
+# sharing profile's header fetch uses <cache>/apt-src), so the binary-only
+# one is not fetched anew.
 
 debian_mirror=${FSNSUITE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 debian_security=${FSNSUITE_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
@@ -45,6 +51,12 @@ deb $s $debian_mirror bookworm-backports main
 deb $s $debian_mirror trixie-backports main
 deb $s $debian_mirror sid main
 EOS
+	for suite in ${apt_deb_src:-}; do
+		case $suite in
+		*-security) echo "deb-src $s $debian_security $suite main" ;;
+		*) echo "deb-src $s $debian_mirror $suite main" ;;
+		esac
+	done >>"$aptdir/sources.list.new"
 	cat >"$aptdir/apt.conf.new" <<EOS
 Dir::Etc::SourceList "$aptdir/sources.list";
 Dir::Etc::SourceParts "$aptdir/parts";

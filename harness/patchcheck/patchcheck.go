@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/runner"
+	"github.com/fsnsuite/fsnsuite/harness/sharing"
 	"github.com/fsnsuite/fsnsuite/harness/vm"
 	"github.com/fsnsuite/fsnsuite/tap"
 )
@@ -73,6 +74,11 @@ type Config struct {
 	// ICount measures cost in instructions (qemu -icount: no KVM) rather
 	// than time.
 	ICount bool
+	// SharingPlugin, when set, runs the cost step in the sharing profile
+	// (the VM runner's -vm-sharing with this qemu plugin): the
+	// SharingBinaries only, and the two kernels' remote-writes/op compared
+	// (harness/sharing Compare) in Result.Sharing.
+	SharingPlugin string
 	// RunArgs are more runner flags for every run (-vm-cpus, -vm-mem).
 	RunArgs []string
 	// Coverage is the coverage step's report (scripts/coverage/coverage.sh
@@ -151,6 +157,10 @@ type Result struct {
 	// Wall is the patchcheck's wall time from Config.Started (or Run's
 	// start) to the end of Run, lock waits included.
 	Wall time.Duration `json:"-"`
+	// Sharing compares the two kernels' sharing profiles (nil: not run);
+	// SharingErr says why it could not be made.
+	Sharing    []sharing.Change `json:"sharing,omitempty"`
+	SharingErr string           `json:"sharing_error,omitempty"`
 }
 
 // Time is where the wall time went: in all, and waiting for each lock.
@@ -475,6 +485,10 @@ func scenarioNotes(role string, r *runner.Results) []string {
 // PerfBinaries are the perf binaries the cost step runs.
 var PerfBinaries = []string{"perf_modify_overhead", "perf_open_path", "perf_parent_write", "perf_watch_add", "perf_watch_churn"}
 
+// SharingBinaries are the perf binaries the cost step runs in the sharing
+// profile: those whose cases run clients on several CPUs at once.
+var SharingBinaries = []string{"perf_parent_write"}
+
 // cost runs every perf binary on the base with -save and on the patched
 // kernel with -baseline (the saved files put in the guest), in instruction
 // count mode when ICount.
@@ -483,9 +497,13 @@ func (c *Config) cost(ctx context.Context, res *Result) error {
 	if c.ICount {
 		mode = []string{"-vm-icount"}
 	}
+	bins := PerfBinaries
+	if c.SharingPlugin != "" {
+		mode, bins = []string{"-vm-sharing", c.SharingPlugin}, SharingBinaries
+	}
 	var save, cmp []string
 	var files []string
-	for _, b := range PerfBinaries {
+	for _, b := range bins {
 		save = append(save, fmt.Sprintf("%s %s -save /results/%s", b, b, b))
 		cmp = append(cmp, fmt.Sprintf("%s %s -baseline /perf-base/%s.json", b, b, b))
 	}
@@ -497,7 +515,7 @@ func (c *Config) cost(ctx context.Context, res *Result) error {
 	if err != nil || base == nil {
 		return err
 	}
-	for _, b := range PerfBinaries {
+	for _, b := range bins {
 		f := filepath.Join(c.Out, "cost-base", b+".json")
 		if _, err := os.Stat(f); err == nil {
 			files = append(files, "-vm-file", f+"=/perf-base/"+b+".json")
@@ -513,7 +531,31 @@ func (c *Config) cost(ctx context.Context, res *Result) error {
 	}
 	res.Cost = runner.CompareResults(base, patched)
 	res.CostGates = baselineGates(patched)
+	if c.SharingPlugin != "" {
+		res.Sharing, err = compareSharing(filepath.Join(c.Out, "cost-base"), filepath.Join(c.Out, "cost-patched"))
+		if err != nil {
+			res.SharingErr = err.Error()
+		}
+	}
 	return nil
+}
+
+// compareSharing analyzes both kernels' sharing records (each run's
+// sharing.txt is rewritten the same way) and compares them.
+func compareSharing(baseDir, patchedDir string) ([]sharing.Change, error) {
+	var cases [2][]*sharing.Case
+	for i, dir := range []string{baseDir, patchedDir} {
+		syms := filepath.Join(dir, "kallsyms")
+		if _, err := os.Stat(syms); err != nil {
+			syms = ""
+		}
+		cs, _, err := sharing.Report(dir, syms)
+		if err != nil {
+			return nil, err
+		}
+		cases[i] = cs
+	}
+	return sharing.Compare(cases[0], cases[1]), nil
 }
 
 // baselineGates are the patched cost run's leaves that -baseline judged:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fsnsuite/fsnsuite/harness/sharing"
 )
 
 // Verdict is the summary's first line.
@@ -150,6 +152,15 @@ func (r *Result) WriteText(w io.Writer) error {
 	tm := r.Time()
 	fmt.Fprintf(&b, "\nWall time: %.0fs in all (from the start of the patchcheck: source, builds, coverage and every step); %.0fs in the VM runs below, %.0fs waiting for the VM lock, %.0fs waiting for the build lock\n",
 		tm.WallSeconds, tm.StepSeconds, tm.VMLockWaitSeconds, tm.BuildLockWaitSeconds)
+	if r.Sharing != nil || r.SharingErr != "" {
+		b.WriteString("\nSharing profile (cost step under -vm-sharing: counts of coherence-relevant kernel writes, not time):\n")
+		if r.SharingErr != "" {
+			fmt.Fprintf(&b, "  could not compare: %s\n", r.SharingErr)
+		} else {
+			sharing.FormatChanges(&b, r.Sharing)
+		}
+	}
+
 	b.WriteString("\nSteps:\n")
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-12s %-7s %5.0fs  %s", s.Name, s.Kernel, s.Seconds, strings.Join(s.Command, " "))

@@ -25,13 +25,17 @@ type Crew struct {
 	done atomic.Uint32 // futex word: 1 once the last of them finished
 	quit atomic.Bool
 	wg   sync.WaitGroup
+	// share: the sharing profile (Sharing): members join their vCPU
+	// around their job and the calling thread leaves its own while it
+	// waits, so only the vCPUs running a job count (sharing.go).
+	share bool
 }
 
 // NewCrew starts members 1..n-1, member i pinned to cpus[i%len(cpus)], each
 // running job(i) once per run. job must not allocate, log, or block on Go
 // primitives. Stop the crew with Stop.
 func NewCrew(n int, cpus []int, job func(id int) unix.Errno) (*Crew, error) {
-	c := &Crew{n: n, job: job, errs: make([]atomic.Uint32, n)}
+	c := &Crew{n: n, job: job, errs: make([]atomic.Uint32, n), share: Sharing()}
 	started := make(chan error, n)
 	for i := 1; i < n; i++ {
 		c.wg.Add(1)
@@ -66,7 +70,13 @@ func (c *Crew) member(id, cpu int, started chan<- error) {
 		if c.quit.Load() {
 			return
 		}
+		if c.share {
+			shareJoin()
+		}
 		c.errs[id].Store(uint32(c.job(id)))
+		if c.share {
+			shareLeave()
+		}
 		if c.left.Add(-1) == 0 {
 			c.done.Store(1)
 			futexWake(&c.done)
@@ -85,8 +95,14 @@ func (c *Crew) Run() error {
 	}
 	c.errs[0].Store(uint32(c.job(0)))
 	if c.n > 1 {
+		if c.share {
+			shareLeave()
+		}
 		for c.done.Load() == 0 {
 			futexWait(&c.done, 0)
+		}
+		if c.share {
+			shareJoin()
 		}
 	}
 	for i := range c.errs {

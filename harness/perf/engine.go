@@ -116,6 +116,10 @@ type Experiment struct {
 	// Chunks is the number of timed chunks each condition gets in a block (default
 	// DefaultChunks); the conditions alternate chunk by chunk.
 	Chunks int
+	// Parallel is how many clients each perform a run's N operations
+	// (perf_parent_write's crew); the sharing profile divides a chunk's
+	// counts by N·Parallel. 0 means 1.
+	Parallel int
 	// Helper, if set, is started on the helper CPU before the first run (a listener
 	// draining events) and stopped by calling the returned function after the last.
 	Helper func(cpu int) (stop func() error, err error)
@@ -365,6 +369,10 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 	n = max(chunks, n/chunks*chunks)
 	res.OpsPerRun, res.Chunks = n, chunks
 	m := newMeter(n, chunks, latency, e.CPUTime, res.Clock)
+	if m.share, err = newShareLog(e, res.Mode); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+	}
+	m.sharePhase("warm")
 	m.rewarm = base.Before != nil || base.After != nil || cond.Before != nil || cond.After != nil
 	if e.Latency {
 		res.ClockNs = ClockCost()
@@ -409,6 +417,7 @@ func (e *Experiment) Measure(o *Options, deadline time.Time) (out *Result, err e
 		}
 		spins[1], res.SpinPerOp, res.SpinNs, res.InjectCal, res.InjectWant = cal.k, cal.k, cal.iterNs, cal.how, cal.want
 	}
+	m.sharePhase("")
 	for b := 0; ; b++ {
 		recs, err := m.block(conds, spins, b)
 		if err != nil {
@@ -459,6 +468,15 @@ type meter struct {
 	ns     [2][]int64 // chunk times of each condition in the current block
 	lat    [2][]int64 // per-operation latencies of each condition in the block
 	clock  string     // Result.Clock: the metrics' names
+	share  *shareLog  // the sharing profile's markers and chunk log (nil: not in it)
+}
+
+// sharePhase names the blocks that follow in the chunk log ("warm": warm-up
+// and calibration, left out of the figures).
+func (m *meter) sharePhase(p string) {
+	if m.share != nil {
+		m.share.phase = p
+	}
 }
 
 func newMeter(n, chunks int, latency, cpu bool, clock string) *meter {
@@ -488,8 +506,17 @@ func newMeter(n, chunks int, latency, cpu bool, clock string) *meter {
 // (a preemption that hits a chunk does not move it); with latencies, p50 and p99 are
 // over all its operations in the block and ops/s is operations over the summed chunk
 // times.
-func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, error) {
+func (m *meter) block(conds [2]*Condition, spins [2]int, b int) (_ []RunRecord, err error) {
 	r := m.run
+	if m.share != nil {
+		// Every window the plugin closed has its line, even when the
+		// block fails: the host pairs them in order.
+		defer func() {
+			if ferr := m.share.flush(); ferr != nil && err == nil {
+				err = ferr
+			}
+		}()
+	}
 	first := b % 2
 	var idx [2]int
 	var tot [2]int64
@@ -523,9 +550,21 @@ func (m *meter) block(conds [2]*Condition, spins [2]int, b int) ([]RunRecord, er
 			if m.latency {
 				r.Lat = m.lat[ci][idx[ci]*m.per : (idx[ci]+1)*m.per]
 			}
+			if m.share != nil {
+				// The measuring thread's vCPU counts while it runs the
+				// chunk (a Crew leaves it while it waits for its members,
+				// which join their own).
+				shareStart(ci)
+				shareJoin()
+			}
 			t0 := now()
 			err := c.Run(r)
 			d := now() - t0
+			if m.share != nil {
+				shareLeave()
+				shareStop(ci)
+				m.share.add(c.Name, ci, b, r.N)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Name, err)
 			}
@@ -966,6 +1005,9 @@ func (r *Result) Figures() []string {
 	}
 	if r.Clock == ClockICount {
 		lines = append(lines, ICountNote)
+		if Sharing() {
+			lines = append(lines, SharingNote)
+		}
 	}
 	how := fmt.Sprintf("%d+%d ops interleaved A B B A / B A A B in chunks of %d", r.OpsPerRun, r.OpsPerRun, r.OpsPerRun/max(1, r.Chunks))
 	lines = append(lines, fmt.Sprintf("%.4g%% intervals at each of %d looks (of at most %d: %.3g%% over all); %d blocks of %s; %.1f s; worker cpu %d, helper cpu %d; profile %s",

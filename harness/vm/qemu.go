@@ -109,6 +109,9 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 	}
 	args = append(args, accelArgs...)
+	if c.SharingPlugin != "" {
+		args = append(args, "-plugin", "file="+c.SharingPlugin+",out="+c.sharingOut)
+	}
 	return append(args, "-cpu", cpu,
 		"-m", strconv.Itoa(c.MemMB),
 		// Without ACPI only -smp with explicit sockets gives the guest all CPUs.
@@ -315,6 +318,9 @@ func (c *Config) boot(ctx context.Context, qemu, accel, initrd, work string) (in
 	c.progressf("guest ran %.1fs", time.Since(start).Seconds())
 	if m.gotExit && runErr == nil {
 		if err := m.unpackResults(); err != nil {
+			return m.exitCode, err
+		}
+		if err := c.keepSharing(); err != nil {
 			return m.exitCode, err
 		}
 		if c.GcovDir != "" {
@@ -722,4 +728,21 @@ func (g *gcovBlock) unpack(dest string) error {
 func UsesKVM() bool {
 	a, err := chooseAccel("")
 	return err == nil && a == "kvm"
+}
+
+// keepSharing copies the sharing plugin's record into the results directory
+// (qemu has exited: the plugin's atexit wrote its end line).
+func (c *Config) keepSharing() error {
+	if c.SharingPlugin == "" || c.ResultsDir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.sharingOut)
+	if err != nil {
+		return &Error{Kind: "sharing", Msg: fmt.Sprintf("the sharing plugin left no record: %v", err)}
+	}
+	if err := os.WriteFile(filepath.Join(c.ResultsDir, SharingPluginOut), b, 0o644); err != nil {
+		return fmt.Errorf("vm: sharing record: %w", err)
+	}
+	c.progressf("sharing plugin record (%d bytes) copied to %s", len(b), filepath.Join(c.ResultsDir, SharingPluginOut))
+	return nil
 }

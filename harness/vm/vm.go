@@ -56,6 +56,10 @@ const (
 // timeout).
 const ICountCPUs = 1
 
+// SharingCPUs is the guest CPU count of the sharing profile when Config.CPUs
+// is 0: two clients on two vCPUs is the smallest case that shares.
+const SharingCPUs = 2
+
 // DefaultTCGArgs are runner flags put before Config.Args when the guest runs
 // under TCG emulation, which is 5 to 20 times slower than the host: longer
 // per-binary and per-case deadlines. Flags given in Args come later and win.
@@ -156,8 +160,18 @@ type Config struct {
 	// CONFIG_GCOV_KERNEL is an *Error of Kind "gcov". Empty: taken from
 	// $FSNSUITE_VM_GCOV_DIR, so the runner needs no flag for it.
 	GcovDir string
+	// SharingPlugin, when set, runs the sharing profile (harness/sharing):
+	// instruction-count mode (ICount) with this qemu plugin
+	// (scripts/vm/sharing/fsnshare.so, make sharing-plugin) loaded, the
+	// guest runner told where to log its chunks (perf.SharingEnv), the
+	// kernel booted with nokaslr (so its System.map names the writers), and
+	// SharingCPUs vCPUs unless CPUs says otherwise. The plugin's output and
+	// the guest's chunk log land in ResultsDir as sharing-plugin.txt and
+	// sharing-chunks.txt.
+	SharingPlugin string
 
 	modVersion string // version of the module tree put in the guest
+	sharingOut string // the sharing plugin's output file (in the work directory)
 }
 
 // Environment of the guest runner, set by /init from run.conf (the perf
@@ -173,6 +187,13 @@ const (
 	// the guest (no KVM and no IncludePerf): a runtest line naming one is
 	// a skip with LeftOutReason, not a failure to start it.
 	LeftOutEnv = "FSNSUITE_VM_LEFT_OUT"
+	// SharingEnv is the guest's chunk log in the sharing profile
+	// (harness/perf's SharingEnv).
+	SharingEnv = "FSNSUITE_PERF_SHARING"
+	// SharingChunks and SharingPluginOut are the sharing profile's records
+	// in the results directory (harness/sharing's ChunksFile and PluginFile).
+	SharingChunks    = "sharing-chunks.txt"
+	SharingPluginOut = "sharing-plugin.txt"
 	// HostResultsEnv is the host directory the guest's results are copied
 	// into (Config.ResultsDir, absolute): the guest runner's summary names
 	// it, not its own /results, in the commands it suggests.
@@ -211,6 +232,11 @@ func (c *Config) applyMode() (accel, mode string, err error) {
 		mode = "tcg-icount"
 	}
 	c.Env = append(append([]string(nil), c.Env...), AccelEnv+"="+mode)
+	if c.SharingPlugin != "" {
+		c.Env = append(c.Env, SharingEnv+"="+GuestResultsDir+"/"+SharingChunks)
+		c.ExtraAppend = strings.TrimSpace("nokaslr " + c.ExtraAppend)
+		c.progressf("sharing profile: qemu plugin %s counts kernel-mode stores by vCPU and 64-byte physical line between the perf engine's markers; its record and the guest's chunk log go to %s and %s", c.SharingPlugin, SharingPluginOut, SharingChunks)
+	}
 	if c.ICount {
 		c.Env = append(c.Env, PerfClockEnv+"=icount")
 		if !strings.Contains(c.ExtraAppend, "clocksource=") {
@@ -232,7 +258,7 @@ func DefaultIsPerf(name string) bool {
 // image, a kernel missing a needed option, a panic, a boot or run timeout.
 // Its message is one line.
 type Error struct {
-	// Kind is a short category: "kernel", "config", "panic", "boot",
+	// Kind is a short category: "kernel", "config", "panic", "boot", "sharing",
 	// "timeout", "qemu", "protocol", "gcov".
 	Kind string
 	// Missing lists the kernel options found missing (without CONFIG_).
@@ -259,6 +285,18 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MemMB <= 0 {
 		c.MemMB = DefaultMemMB
+	}
+	if c.SharingPlugin != "" {
+		c.ICount = true
+		if strings.ContainsAny(c.SharingPlugin, ",") {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin path %q has a comma: qemu's -plugin option cannot name it", c.SharingPlugin)}
+		}
+		if _, err := os.Stat(c.SharingPlugin); err != nil {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin: %v (make sharing-plugin builds it)", err)}
+		}
+		if c.CPUs <= 0 {
+			c.CPUs = SharingCPUs
+		}
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = DefaultCPUs
@@ -363,5 +401,11 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	cfg.progressf("initramfs %s built in %.1fs", filepath.Base(initrd), time.Since(start).Seconds())
 
+	if cfg.SharingPlugin != "" {
+		if strings.Contains(work, ",") {
+			return 1, &Error{Kind: "qemu", Msg: fmt.Sprintf("work directory %q has a comma: qemu's -plugin option cannot name the record", work)}
+		}
+		cfg.sharingOut = filepath.Join(work, SharingPluginOut)
+	}
 	return cfg.boot(ctx, qemu, accel, initrd, work)
 }

@@ -479,3 +479,39 @@ func TestPanicExcerpt(t *testing.T) {
 		t.Errorf("excerpt starts before the report:\n%s", out)
 	}
 }
+
+// TestSharingConfig: -vm-sharing is instruction count mode with the plugin on
+// qemu's command line, 2 vCPUs by default, nokaslr, and the guest told where
+// to log its chunks; a plugin path qemu cannot parse (a comma) or a missing
+// plugin is refused.
+func TestSharingConfig(t *testing.T) {
+	so := filepath.Join(t.TempDir(), "fsnshare.so")
+	if err := os.WriteFile(so, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Kernel: "/k", BinDir: "/b", SharingPlugin: so}
+	if err := c.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.ICount || c.CPUs != SharingCPUs {
+		t.Errorf("icount %v, CPUs %d, want true and %d", c.ICount, c.CPUs, SharingCPUs)
+	}
+	accel, mode, err := c.applyMode()
+	if err != nil || accel != "tcg" || mode != "tcg-icount" || !strings.Contains(c.ExtraAppend, "nokaslr") ||
+		!strings.Contains(strings.Join(c.Env, " "), "FSNSUITE_PERF_SHARING=/results/sharing-chunks.txt") {
+		t.Errorf("sharing: %s %s %v append %q env %q", accel, mode, err, c.ExtraAppend, c.Env)
+	}
+	c.sharingOut = "/w/sharing-plugin.txt"
+	args := strings.Join(c.qemuArgs(accel, "/initrd"), " ")
+	if !strings.Contains(args, "-accel tcg,thread=single -icount shift=0,sleep=off -plugin file="+so+",out=/w/sharing-plugin.txt -cpu max") {
+		t.Errorf("sharing qemu args: %s", args)
+	}
+	c = Config{Kernel: "/k", BinDir: "/b", SharingPlugin: "/a,b/fsnshare.so"}
+	if err := c.setDefaults(); err == nil || !strings.Contains(err.Error(), "comma") {
+		t.Errorf("comma: %v", err)
+	}
+	c = Config{Kernel: "/k", BinDir: "/b", SharingPlugin: so + ".missing", CPUs: 4}
+	if err := c.setDefaults(); err == nil || !strings.Contains(err.Error(), "make sharing-plugin") {
+		t.Errorf("missing plugin: %v", err)
+	}
+}

@@ -3,7 +3,7 @@
 # a static busybox for the guest, cpio to pack the initramfs, kmod (depmod) for
 # module trees, e2fsprogs (mke2fs is copied into the guest), xz/zstd to unpack
 # compressed kernel modules, debian-archive-keyring for the private apt
-# configuration. Idempotent: does nothing when all are present.
+# configuration, gcc for the sharing profile's qemu plugin. Idempotent: does nothing when all are present.
 set -eu
 
 need=""
@@ -18,6 +18,9 @@ have zstd || need="$need zstd"
 # Debian's archive keys: the private apt configuration that fetches kernels
 # (scripts/debian-apt.sh) trusts these and nothing else.
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need="$need debian-archive-keyring"
+# gcc builds the sharing profile's qemu plugin (scripts/vm/sharing/build.sh;
+# its API header, qemu 7.2's, needs no glib).
+have gcc || need="$need gcc"
 
 . "$(dirname "$0")/../apt-need.sh"
 apt_need scripts/vm/deps.sh "$need"

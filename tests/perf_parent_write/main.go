@@ -57,6 +57,16 @@ func cases() []harness.Case {
 				Run: func(t *harness.T) { runSharedPrivate(t, n) },
 			})
 		}
+		if n >= 2 && perf.Sharing() {
+			// Only in the sharing profile, whose control it is (harness/sharing):
+			// elsewhere it would be a skip, a failure under -strict.
+			out = append(out, harness.Case{
+				Name: fmt.Sprintf("samefile_private_n%d", n),
+				Doc: fmt.Sprintf("%d clients: the sharing profile's control, one file written by every client against one "+
+					"file each in its own directory (reported here; judged by the host's sharing.txt)", n),
+				Run: func(t *harness.T) { runSameFilePrivate(t, n) },
+			})
+		}
 		out = append(out, harness.Case{
 			Name: fmt.Sprintf("watch_none_n%d", n),
 			Doc: fmt.Sprintf("%d client(s): IN_MODIFY watch on the directory with a draining listener; ratio reported, "+

@@ -42,6 +42,7 @@ type bench struct {
 	dir    string // the shared directory (file-0000 .. file-1023)
 	other  string // the directory the "other" mode watches
 	shared []int  // client i's descriptor on dir/file-i
+	same   []int  // client i's own descriptor on dir/file-0000 (the sharing profile's control)
 	priv   []int  // client i's descriptor on priv-i/file (one directory per client)
 	cur    atomic.Pointer[[]int]
 	writes atomic.Int64 // per-client writes of the current run
@@ -85,6 +86,7 @@ func newBench(t *harness.T, n int, inTurn bool) *bench {
 		setup.WriteFileMode(t, p, zero, 0o644)
 		b.shared = append(b.shared, setup.Open(t, filepath.Join(b.dir, fmt.Sprintf("file-%04d", i)), unix.O_WRONLY))
 		b.priv = append(b.priv, setup.Open(t, p, unix.O_WRONLY))
+		b.same = append(b.same, setup.Open(t, filepath.Join(b.dir, "file-0000"), unix.O_WRONLY))
 	}
 	b.cur.Store(&b.shared)
 
@@ -214,7 +216,7 @@ func (b *bench) chunks() int {
 func (b *bench) experiment(name string, base, cond perf.Condition, gate perf.Gate, standing string) *perf.Experiment {
 	return &perf.Experiment{
 		Suite: suiteName, Name: name, Base: base, Cond: cond,
-		OpsPerRun: b.opsPerClient(), Gate: gate, FSPath: b.dir, Chunks: b.chunks(), CPUTime: true,
+		OpsPerRun: b.opsPerClient(), Gate: gate, FSPath: b.dir, Chunks: b.chunks(), CPUTime: true, Parallel: b.n,
 		Helper: perf.InotifyHelper(b.ifd, &b.lis),
 		Verify: func(stage perf.Stage, _ string) (string, error) { return b.verify(stage, standing) },
 	}
@@ -305,7 +307,7 @@ func runSharedPrivate(t *harness.T, n int) {
 	// against one to a file of its own directory (seed 004's parent reference
 	// adds its instructions to both; the contention it adds is not an
 	// instruction count).
-	inTurn := perf.ICount()
+	inTurn := perf.ICount() && !perf.Sharing()
 	if !inTurn && scaling(t, n, "shared_private (one parent's cacheline written from every CPU)") {
 		return
 	}
@@ -331,6 +333,26 @@ func runSharedPrivate(t *harness.T, n int) {
 	if _, err := unix.InotifyRmWatch(b.ifd, uint32(wd)); err != nil {
 		t.Fatalf("inotify_rm_watch: %v", err)
 	}
+}
+
+// runSameFilePrivate is the sharing profile's control (harness/sharing,
+// ControlPrefix): n clients writing one file, each through its own open file,
+// against n clients each writing a file of its own directory. Every write to
+// the one file takes and releases its inode's i_rwsem (inode_lock in
+// mm/shmem.c shmem_file_write_iter: an atomic read-modify-write on the
+// rwsem's count) from every client's vCPU, so the profile must count at least
+// one remote write per write there, and next to none on the private side.
+// The case exists only in the profile (cases).
+func runSameFilePrivate(t *harness.T, n int) {
+	b := newBench(t, n, false)
+	off := false
+	private := b.cond("private", &b.priv, "", &off)
+	same := b.cond("samefile", &b.same, "", &off)
+	b.check(b.experiment(fmt.Sprintf("samefile_private_n%d", n), private, same, perf.Gate{
+		Metric: perf.CPUNs,
+		Why: "the sharing profile's control, reported: its verdict is the host's (sharing.txt: >= 1 shared-line write " +
+			"per write to the one file, <= 0.1 for files of their own directories)",
+	}, ""))
 }
 
 func runWatchNone(t *harness.T, n int) {

@@ -45,6 +45,7 @@ type vmRequest struct {
 	IncludePerf     bool
 	ICount          bool   // -vm-icount: qemu TCG with -icount, perf figures in instructions
 	Append          string // -vm-append: extra kernel command line
+	Sharing         string // -vm-sharing: the sharing profile's qemu plugin
 }
 
 // runVM boots a kernel and runs the suite inside it (bootVM, vm.go); a test
@@ -54,11 +55,12 @@ var runVM = bootVM
 // vmFlags are the flags consumed on the host in VM mode, never passed to the guest.
 var vmFlags = map[string]bool{"kernel": true, "modules": true, "vm-mem": true, "vm-cpus": true,
 	"vm-timeout": true, "results": true, "dir": true, "f": true, "vm-file": true,
-	"vm-icount": true, "vm-append": true}
+	"vm-icount": true, "vm-append": true, "vm-sharing": true}
 
 const usage = `usage: fsnsuite [flags]
        fsnsuite export -kcidb RESULTS_DIR   (see fsnsuite export -h)
        fsnsuite report RESULTS_DIR... -o report.html   (see fsnsuite report -h)
+       fsnsuite sharing [-baseline DIR] RESULTS_DIR   (see fsnsuite sharing -h)
        fsnsuite diff BEFORE_DIR AFTER_DIR   (see fsnsuite diff -h)
        fsnsuite mutants -ksrc TREE -dir DIR ...   (make mutants; see fsnsuite mutants -h)
        fsnsuite patchcheck -base DIR -patched DIR ... (make patchcheck; see fsnsuite patchcheck -h)
@@ -96,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return patchcheckCmd(args[1:], stdout, stderr)
 		case "spec-coverage":
 			return specCoverage(args[1:], stdout, stderr)
+		case "sharing":
+			return sharingCmd(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("fsnsuite", flag.ContinueOnError)
@@ -122,6 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
 		vmICount    = fs.Bool("vm-icount", false, "VM mode: instruction-count mode: qemu TCG with -icount shift=0,sleep=off (1 guest ns per instruction), perf binaries included, perf figures in instructions per operation (time gates reported only)")
+		vmSharing   = fs.String("vm-sharing", "", "VM mode: the sharing profile with this qemu `plugin` (make sharing-plugin prints it): instruction-count mode, and per perf chunk the kernel-mode writes to cache lines more than one vCPU wrote, reported per operation in RESULTS/sharing.txt (harness/perf/README.md)")
 		vmAppend    = fs.String("vm-append", "", "VM mode: append `args` to the guest kernel command line (e.g. clocksource=hpet)")
 		vmFiles     = map[string]string{}
 	)
@@ -205,13 +210,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *kernel != "" {
 		return runInVM(ctx, fs, set, vmRequest{
 			Kernel: *kernel, Modules: *modules, CPUs: *vmCPUs, Timeout: *vmTimeout,
-			BinDir: binDir, IncludePerf: *perf, Files: vmFiles, ICount: *vmICount, Append: *vmAppend,
+			BinDir: binDir, IncludePerf: *perf, Files: vmFiles, ICount: *vmICount, Append: *vmAppend, Sharing: *vmSharing,
 		}, *vmMem, *runtest, *results, stderr)
 	}
 	if len(vmFiles) > 0 {
 		return fail("-vm-file is for VM mode (-kernel)")
 	}
-	for _, name := range []string{"vm-icount", "vm-append"} {
+	for _, name := range []string{"vm-icount", "vm-append", "vm-sharing"} {
 		if set[name] {
 			return fail("-%s is for VM mode (-kernel)", name)
 		}
@@ -447,6 +452,10 @@ func runInVM(ctx context.Context, fs *flag.FlagSet, set map[string]bool, req vmR
 	code, err := runVM(ctx, req)
 	if err != nil {
 		fmt.Fprintf(stderr, "fsnsuite: %v\n", err)
+		return code
+	}
+	if req.Sharing != "" {
+		return sharingReport(req, code, stderr)
 	}
 	return code
 }

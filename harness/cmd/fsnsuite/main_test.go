@@ -313,7 +313,14 @@ func TestVMICountFlags(t *testing.T) {
 	assert.Equal(t, got.Append, "clocksource=hpet quiet")
 	// Host-side flags, not the guest runner's.
 	assert.DeepEqual(t, got.Args, []string{"-run=^perf_"})
-	for _, f := range []string{"-vm-icount", "-vm-append=x"} {
+	errb.Reset()
+	code = run([]string{"-kernel", "/boot/vmlinuz", "-vm-sharing", "/p/fsnshare.so", "-results", "/tmp/r"}, &out, &errb)
+	// The stand-in left no records: the report says so and the run fails.
+	assert.Equal(t, code, 1, errb.String())
+	assert.Equal(t, got.Sharing, "/p/fsnshare.so")
+	assert.DeepEqual(t, got.Args, []string(nil))
+	assert.Assert(t, is.Contains(errb.String(), "sharing-plugin.txt"))
+	for _, f := range []string{"-vm-icount", "-vm-append=x", "-vm-sharing=x"} {
 		errb.Reset()
 		code = run([]string{f, "-dir", t.TempDir()}, &out, &errb)
 		assert.Equal(t, code, 2)

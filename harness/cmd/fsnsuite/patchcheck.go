@@ -37,6 +37,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		scenarios = fs.Int("scenarios", 3000, "explorer scenarios per filesystem, recorded on the base and replayed on the patched kernel (`n`; 0: no explorer step)")
 		noCost    = fs.Bool("no-cost", false, "leave out the cost step (the perf binaries on both kernels)")
 		icount    = fs.String("cost-mode", "auto", "cost in `time|instructions|auto` (auto: time under KVM, else instructions: qemu -icount)")
+		shPlugin  = fs.String("sharing-plugin", "", "run the cost step in the sharing profile with this qemu `plugin` (make sharing-plugin): perf_parent_write only, both kernels' remote-writes/op compared (harness/perf/README.md); give -vm-cpus 4 after -- for the 4-client rows")
 		suiteBin  = fs.String("suite", "", "the runner `binary` (default: this executable)")
 		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
@@ -97,6 +98,13 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 	case "time":
 	default:
 		return fail(fmt.Errorf("-cost-mode %q: want time, instructions or auto", *icount))
+	}
+	if *shPlugin != "" {
+		abs, err := filepath.Abs(*shPlugin)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.SharingPlugin = abs
 	}
 	var err error
 	if cfg.Base, err = patchcheck.LoadKernel("base", *baseDir); err != nil {

@@ -1,0 +1,12 @@
+package perf
+
+// Markers of the sharing profile (sharing_amd64.s).
+func shareStart0()
+func shareStart1()
+func shareStop0()
+func shareStop1()
+func shareJoin()
+func shareLeave()
+
+// markersSupported: this architecture has the markers the plugin knows.
+const markersSupported = true

@@ -1,0 +1,80 @@
+package sharing
+
+import (
+	"fmt"
+	"io"
+	"math"
+)
+
+// ChangeThreshold is the pre-registered gate of a kernel change on
+// remote-writes/op, in writes per operation: one more remote write every ten
+// operations. The chunk's own start and end give 0.005-0.02 per write in
+// perf_parent_write (7.3, 2 and 4 vCPUs), far below; one parent reference
+// per write taken from every CPU (seed 004: dget_parent and dput, two lockref
+// cmpxchg on the parent dentry) adds about (n-1)/n·2, far above.
+const ChangeThreshold = 0.1
+
+// Change is one condition's remote-writes/op on two kernels.
+type Change struct {
+	Suite, Case, Mode, Cond string
+	Before, After           float64
+	// Lo and Hi bound the difference after - before: [after.lo -
+	// before.hi, after.hi - before.lo] from the two 99% median intervals
+	// (at least 98% jointly).
+	Lo, Hi  float64
+	Verdict string // pass, fail, undecided
+}
+
+// Compare pairs the cases of two runs (same suite, case, mode) and judges
+// each condition's remote-writes/op change against ChangeThreshold: fail when
+// the difference interval lies wholly above it, pass when wholly below,
+// undecided otherwise.
+func Compare(before, after []*Case) []Change {
+	type key struct{ suite, name, mode string }
+	old := map[key]*Case{}
+	for _, c := range before {
+		old[key{c.Suite, c.Name, c.Mode}] = c
+	}
+	var out []Change
+	for _, a := range after {
+		b := old[key{a.Suite, a.Name, a.Mode}]
+		if b == nil {
+			continue
+		}
+		for t, cond := range []string{a.Base, a.Cond} {
+			fb, fa := b.Figures[0], a.Figures[0]
+			ib, ia := fb.Base, fa.Base
+			if t == 1 {
+				ib, ia = fb.Cond, fa.Cond
+			}
+			ch := Change{Suite: a.Suite, Case: a.Name, Mode: a.Mode, Cond: cond, Before: ib.Center, After: ia.Center,
+				Lo: ia.Lo - ib.Hi, Hi: ia.Hi - ib.Lo}
+			switch {
+			case math.IsNaN(ch.Lo) || math.IsNaN(ch.Hi) || math.IsInf(ch.Lo, 0) || math.IsInf(ch.Hi, 0):
+				ch.Verdict = "undecided"
+			case ch.Lo > ChangeThreshold:
+				ch.Verdict = "fail"
+			case ch.Hi < ChangeThreshold:
+				ch.Verdict = "pass"
+			default:
+				ch.Verdict = "undecided"
+			}
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// FormatChanges writes the comparison as a table, verdict last.
+func FormatChanges(w io.Writer, cs []Change) {
+	fmt.Fprintf(w, "# remote-writes/op before -> after (kernel-mode writes to lines another vCPU also wrote, not by the line's main writer); gate: change <= +%g per op\n", ChangeThreshold)
+	fmt.Fprintln(w, "| case | condition | before | after | change [98% interval] | verdict |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, c := range cs {
+		mode := ""
+		if c.Mode != "gate" {
+			mode = " (" + c.Mode + ")"
+		}
+		fmt.Fprintf(w, "| %s%s | %s | %.4g | %.4g | %+.4g [%+.4g,%+.4g] | %s |\n", c.Case, mode, c.Cond, c.Before, c.After, c.After-c.Before, c.Lo, c.Hi, c.Verdict)
+	}
+}

@@ -1,0 +1,138 @@
+/*
+ * fsnshare.c — the sharing profile's TCG plugin for qemu's plugin API
+ * version 1 (qemu 7.2, Debian bookworm's; the header comes from Debian's qemu
+ * source package: fetch-qemu-plugin-header.sh).
+ *
+ *   qemu-system-x86_64 -accel tcg,thread=single ... -plugin fsnshare.so,out=FILE
+ *
+ * At translation time it gives every instruction whose address lies in the
+ * kernel's half (fsn_is_kernel) a store callback, and every marker
+ * instruction (fsn_marker: a 7-byte no-op the guest's workload runs in user
+ * mode) an execution callback that opens or closes a window, or joins or
+ * leaves the vCPU that runs it. The counting is
+ * fsnshare_core.c's; each window is written to FILE as it closes
+ * (fsn_print), and an "end" line at exit. A store is counted on the line of
+ * its first byte; stores to I/O (MMIO) are not counted.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+#include "fsnshare_core.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+static struct fsn_counter counter;
+/* -accel tcg,thread=single runs every vCPU on one host thread; the lock
+ * keeps the table whole under a multi-threaded TCG too. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *out;
+static uint64_t io_stores;
+
+static void on_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	if (!counter.open || !qemu_plugin_mem_is_store(info))
+		return;
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!hw)
+		return;
+	pthread_mutex_lock(&lock);
+	if (qemu_plugin_hwaddr_is_io(hw))
+		io_stores++;
+	else
+		fsn_store(&counter, vcpu, (uint64_t)(uintptr_t)udata, qemu_plugin_hwaddr_phys_addr(hw));
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_marker(unsigned int vcpu, void *udata)
+{
+	unsigned v = (unsigned)(uintptr_t)udata, op = v >> 8, tag = v & 0xff;
+	pthread_mutex_lock(&lock);
+	if (op == FSN_OP_START) {
+		fsn_start(&counter, tag);
+	} else if (op == FSN_OP_JOIN) {
+		fsn_join(&counter, vcpu);
+	} else if (op == FSN_OP_LEAVE) {
+		fsn_leave(&counter, vcpu);
+	} else {
+		struct fsn_window w;
+		if (fsn_stop(&counter, tag, &w))
+			fsn_print(out, &w);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	(void)id;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t va = qemu_plugin_insn_vaddr(insn);
+		unsigned op, tag;
+		if (fsn_is_kernel(va)) {
+			qemu_plugin_register_vcpu_mem_cb(insn, on_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+							 (void *)(uintptr_t)va);
+		} else if (fsn_marker(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn), &op, &tag)) {
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)(op << 8 | tag));
+		}
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	(void)id;
+	(void)p;
+	pthread_mutex_lock(&lock);
+	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
+		" io_stores=%" PRIu64 " oom=%d open=%d\n",
+		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves, io_stores, counter.oom, counter.open);
+	fclose(out);
+	out = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+	const char *path = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "out=", 4) == 0)
+			path = argv[i] + 4;
+		else {
+			fprintf(stderr, "fsnshare: unknown argument %s (want out=FILE)\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "fsnshare: no out=FILE argument\n");
+		return -1;
+	}
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+		fprintf(stderr, "fsnshare: needs qemu-system-x86_64 (target %s)\n", info->target_name);
+		return -1;
+	}
+	if (info->system.max_vcpus > FSN_MAX_VCPUS) {
+		fprintf(stderr, "fsnshare: at most %d vCPUs (got %d)\n", FSN_MAX_VCPUS, info->system.max_vcpus);
+		return -1;
+	}
+	if (fsn_init(&counter) < 0) {
+		fprintf(stderr, "fsnshare: out of memory\n");
+		return -1;
+	}
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		return -1;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 16);
+	fprintf(out, "fsnshare version=1 vcpus=%d line=%d kernel_half=0x%llx\n", info->system.smp_vcpus,
+		1 << FSN_LINE_SHIFT, (unsigned long long)FSN_KERNEL_HALF);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
