@@ -288,7 +288,10 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	// The base kernel's run is reused from the cache when the kernel
 	// image, the suite build and the flags are the same (basecache.go).
 	var entry baseEntry
-	cacheable := role == "base" && c.Cache != ""
+	// A cost run is reused only where its figures are counts (instruction
+	// count mode, the sharing profile): a time measured in another run is
+	// not side by side with the patched kernel's (the perf engine's rule).
+	cacheable := role == "base" && c.Cache != "" && (name != "cost" || countedRun(args))
 	if cacheable {
 		var err error
 		if entry, err = c.baseKey(name, append(append([]string(nil), c.RunArgs...), args...)); err != nil {
@@ -356,7 +359,9 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	if lerr != nil {
 		return nil, nil
 	}
-	if cacheable && st.Broken == "" {
+	if timedOut := timeouts(r); cacheable && st.Broken == "" && timedOut > 0 {
+		c.logf("base cache: the %s run has %d timed-out leaves: not cached (a host's stall must not stand for the base kernel in later patchchecks)", name, timedOut)
+	} else if cacheable && st.Broken == "" {
 		// Only a complete run is kept.
 		entry.Date, entry.Seconds, entry.OriginalPath = start.UTC(), st.Seconds, dir
 		if err := c.storeBase(entry, dir); err != nil {
@@ -572,4 +577,31 @@ func baselineGates(patched *runner.Results) []runner.LeafChange {
 		}
 	}
 	return out
+}
+
+// countedRun reports whether a cost run's flags make its figures counts, not
+// times: -vm-icount or -vm-sharing (the sharing profile runs in instruction
+// count mode too).
+func countedRun(args []string) bool {
+	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "vm-icount", "vm-icount=true", "vm-sharing":
+			return true
+		}
+		if strings.HasPrefix(strings.TrimLeft(a, "-"), "vm-sharing=") {
+			return true
+		}
+	}
+	return false
+}
+
+// timeouts counts the leaves of r that timed out.
+func timeouts(r *runner.Results) int {
+	n := 0
+	r.Root.Walk(func(_ []string, leaf *tap.Node) {
+		if leaf.Status == tap.StatusTimeout {
+			n++
+		}
+	})
+	return n
 }

@@ -29,6 +29,22 @@ func Join(p *Plugin, chunks []Chunk) ([]Measured, error) {
 	if p.End == "" {
 		return nil, fmt.Errorf("the plugin's output has no end line: qemu did not exit through the plugin's atexit, the record is cut short")
 	}
+	// The plugin's own account of what it could not count: a store dropped
+	// when its table could not grow (dropped, oom) or a vCPU that left a
+	// window it never joined (unmatched_leaves: its later windows are
+	// wrong). Counts with a hole in them are no measurement.
+	for _, f := range strings.Fields(p.End)[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dropped", "oom", "unmatched_leaves":
+			if v != "0" {
+				return nil, fmt.Errorf("the plugin's end line says %s=%s (%s): its counts are incomplete", k, v, p.End)
+			}
+		}
+	}
 	if len(p.Windows) != len(chunks) {
 		return nil, fmt.Errorf("the plugin closed %d windows, the guest logged %d chunks: the records do not match", len(p.Windows), len(chunks))
 	}

@@ -140,7 +140,7 @@ func specMarkRefusals(t *harness.T) {
 		{name: "mntns_not_nsfs", needs: []*feature.Feature{feature.ReportMnt}, initFlags: unix.FAN_REPORT_MNT, flags: unix.FAN_MARK_MNTNS,
 			mask: unix.FAN_MNT_ATTACH, path: t.Dir(), want: unix.EINVAL, after: "none",
 			src: "fanotify_mark(2) FAN_MARK_MNTNS: a path that is no mount namespace is EINVAL"},
-		{name: "mntns_without_report_mnt", flags: unix.FAN_MARK_MNTNS, mask: unix.FAN_OPEN, path: "/proc/self/ns/mnt", want: unix.EINVAL, after: "none",
+		{name: "mntns_without_report_mnt", needs: []*feature.Feature{feature.ReportMnt}, flags: unix.FAN_MARK_MNTNS, mask: unix.FAN_OPEN, path: "/proc/self/ns/mnt", want: unix.EINVAL, after: "none",
 			src: "fanotify_mark(2) FAN_MARK_MNTNS: a FAN_REPORT_MNT group is required"},
 		{name: "mnt_events_on_inode_mark", needs: []*feature.Feature{feature.ReportMnt}, initFlags: unix.FAN_REPORT_MNT,
 			mask: unix.FAN_MNT_ATTACH, path: "/proc/self/ns/mnt", want: unix.EINVAL, after: "none",
@@ -787,7 +787,9 @@ func readAtFdLimitPlus(t *harness.T, fd int, buf []byte, extra int) (int, error)
 // O_RDWR or O_WRONLY was specified in the event_f_flags argument ... and an
 // event occurred for a monitored file that is currently being executed": the
 // event fd's open meets the executable's denied write access. The program is
-// a copy of sleep(1) the actor runs; the read happens once it runs.
+// a copy of sleep(1) the actor runs; the read happens once it runs. The copy
+// is named "sleep": in the VM guests sleep(1) is busybox, which picks its
+// applet from argv[0] (as "prog" it exits 127 at once).
 func specReadEtxtbsy(t *harness.T) {
 	src := ""
 	for _, p := range []string{"/usr/bin/sleep", "/bin/sleep"} {
@@ -803,7 +805,7 @@ func specReadEtxtbsy(t *harness.T) {
 	if err != nil {
 		t.Fatalf("setup: %v", err)
 	}
-	prog := t.Path("prog")
+	prog := t.Path("sleep")
 	setup.WriteFileMode(t, prog, data, 0o755)
 	a := t.Actor()
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_NONBLOCK, unix.O_RDWR)

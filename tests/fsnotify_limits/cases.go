@@ -36,9 +36,13 @@ var unprivFanotify = func() *feature.Feature {
 			} else if err != nil {
 				return fmt.Errorf("fs.fanotify.max_user_marks: %w", err)
 			}
-			return feature.Fanotify.Check()
+			return nil
 		})
 	f.Privilege = "CAP_SYS_ADMIN in the initial user namespace, for the probe's privileged fanotify group"
+	// fanotify itself first (Check runs Requires before the probe): a
+	// kernel built without it has no /proc/sys/fs/fanotify either, and
+	// lacks fanotify, not only its per-user limits.
+	f.Requires = []*feature.Feature{feature.Fanotify}
 	return f
 }()
 
