@@ -829,6 +829,10 @@ func specReadEtxtbsy(t *harness.T) {
 // one (its /proc/PID/exe names prog), or fails after d.
 func waitRunning(t *harness.T, prog string, d time.Duration) int {
 	t.Helper()
+	want, err := os.Stat(prog)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
 		ents, _ := os.ReadDir("/proc")
@@ -837,8 +841,15 @@ func waitRunning(t *harness.T, prog string, d time.Duration) int {
 			if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 				continue
 			}
+			// The same path is not the same program: another suite's
+			// binary in its own mount namespace runs its copy under
+			// the same name (the hostile condition two_suites_parallel
+			// found this case reading before its own exec had begun).
+			// /proc/PID/exe resolves to the executable's own inode.
 			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == prog {
-				return pid
+				if st, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && os.SameFile(st, want) {
+					return pid
+				}
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
