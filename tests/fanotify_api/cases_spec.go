@@ -211,16 +211,21 @@ func specMarkRefusals(t *harness.T) {
 // puts the old one back (every other path in the case is absolute).
 func inDir(t *harness.T, dir string, fn func() error) error {
 	t.Helper()
-	old, err := os.Getwd()
+	// The way back is a descriptor of the old directory, not its path:
+	// the binary's starting directory may be out of reach by name in its
+	// mount namespace (getcwd's "(unreachable)": ENOENT, seen under the
+	// hostile condition two_suites_parallel), yet it is still there.
+	old, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		t.Fatalf("setup: getwd: %v", err)
+		t.Fatalf("setup: open the working directory: %v", err)
 	}
+	defer unix.Close(old)
 	if err := unix.Chdir(dir); err != nil {
 		t.Fatalf("setup: chdir %s: %v", dir, err)
 	}
 	defer func() {
-		if err := unix.Chdir(old); err != nil {
-			t.Fatalf("chdir back to %s: %v", old, err)
+		if err := unix.Fchdir(old); err != nil {
+			t.Fatalf("fchdir back to the old working directory: %v", err)
 		}
 	}()
 	return fn()
