@@ -606,6 +606,7 @@ var readingLine = regexp.MustCompile(`^g[0-9]+ IN_(OPEN|ACCESS|CLOSE_NOWRITE)(\|
 // IN_ONESHOT watch another program's event spent.
 func othersCouldAdd(want, got Obs) bool {
 	want, got = withoutDeleteSelf(want), withoutDeleteSelf(got)
+	want = withoutSpentOneshot(want, got)
 	i := 0
 	for _, l := range got {
 		if i < len(want) && l == want[i] {
@@ -618,6 +619,41 @@ func othersCouldAdd(want, got Obs) bool {
 		return false
 	}
 	return i == len(want)
+}
+
+// withoutSpentOneshot drops from want the inotify events of a group that
+// did not arrive when that group got a reading event the scenario did not
+// make: an IN_ONESHOT watch is spent by its first event, whoever caused it
+// (inotify_handle_inode_event destroys the watch after sending it), so
+// another program's open of a watched directory takes the event the actor's
+// step was to cause (seen under the hostile condition
+// other_program_walks_the_tree: g2 IN_OPEN|IN_ISDIR . where g2 IN_OPEN .
+// name=f was wanted). Such a run is undecided, never a pass.
+func withoutSpentOneshot(want, got Obs) Obs {
+	group := func(l string) string { return strings.SplitN(l, " ", 2)[0] }
+	// A spent watch sends one event: the group's only line in got (its
+	// IN_IGNORED is gone with withoutDeleteSelf) is that read.
+	lines := map[string]int{}
+	for _, l := range got {
+		lines[group(l)]++
+	}
+	spent := map[string]bool{}
+	for _, l := range got {
+		if lines[group(l)] == 1 && strings.Contains(l, " IN_") && readingLine.MatchString(l) && !slices.Contains(want, l) {
+			spent[group(l)] = true
+		}
+	}
+	if len(spent) == 0 {
+		return want
+	}
+	var out Obs
+	for _, l := range want {
+		if spent[group(l)] && strings.Contains(l, " IN_") && !slices.Contains(got, l) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // withoutDeleteSelf drops FAN_DELETE_SELF and IN_DELETE_SELF from each

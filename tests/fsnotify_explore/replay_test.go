@@ -116,8 +116,13 @@ func TestOthersCouldAdd(t *testing.T) {
 		{"write added", Obs{"g0 IN_MODIFY . name=g", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, false},
 		{"fanotify added", Obs{"g2 FAN_OPEN f", "g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f"}, false},
 		{"delete_self held back", Obs{"g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f", "g2 FAN_ATTRIB g"}, true},
+		{"oneshot taken by another's read", Obs{"g0 IN_OPEN|IN_ISDIR .", "g0 IN_IGNORED ."}, true},
+		{"event lost, no read in its place", Obs{"g0 IN_MODIFY . name=f"}, false},
 	} {
 		w := want
+		if tc.name == "oneshot taken by another's read" {
+			w = Obs{"g0 IN_OPEN . name=f", "g0 IN_IGNORED ."}
+		}
 		if tc.name == "delete_self held back" {
 			w = Obs{"g0 IN_MODIFY . name=f", "g0 IN_CLOSE_WRITE . name=f", "g2 FAN_ATTRIB|FAN_DELETE_SELF g", "g1 IN_DELETE_SELF g", "g1 IN_IGNORED g"}
 		}
