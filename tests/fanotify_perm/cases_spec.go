@@ -67,8 +67,13 @@ func specPermEventsNotMerged(t *harness.T) {
 	if err := g.Answer(evs[:1], unix.FAN_ALLOW); err != nil {
 		t.Fatalf("%v", err)
 	}
-	if err := <-done; err != nil {
-		t.Errorf("the open answered FAN_ALLOW: %v", err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the open answered FAN_ALLOW: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the open answered FAN_ALLOW did not return within 10s")
 	}
 	select {
 	case err := <-done:
