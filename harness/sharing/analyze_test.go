@@ -145,3 +145,20 @@ func TestJoinRefusesIncompleteCounts(t *testing.T) {
 		t.Errorf("Join with clean counters: %v", err)
 	}
 }
+
+// Figures in the change table are plain decimals (issue 34): no scientific
+// notation, a rounding residue printed as 0.
+func TestPlainDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		x      float64
+		signed bool
+		want   string
+	}{
+		{-5.551e-17, true, "+0"}, {0.00675, false, "0.00675"}, {1.007, false, "1.007"}, {1.502, true, "+1.502"},
+		{-0.00025, true, "-0.00025"}, {4.506, false, "4.506"}, {13.24, false, "13.24"}, {2820000, false, "2820000"},
+	} {
+		if got := plain(tc.x, tc.signed); got != tc.want {
+			t.Errorf("plain(%g, %v) = %q, want %q", tc.x, tc.signed, got, tc.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // ChangeThreshold is the pre-registered gate of a kernel change on
@@ -75,6 +77,29 @@ func FormatChanges(w io.Writer, cs []Change) {
 		if c.Mode != "gate" {
 			mode = " (" + c.Mode + ")"
 		}
-		fmt.Fprintf(w, "| %s%s | %s | %.4g | %.4g | %+.4g [%+.4g,%+.4g] | %s |\n", c.Case, mode, c.Cond, c.Before, c.After, c.After-c.Before, c.Lo, c.Hi, c.Verdict)
+		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s [%s,%s] | %s |\n", c.Case, mode, c.Cond, plain(c.Before, false), plain(c.After, false),
+			plain(c.After-c.Before, true), plain(c.Lo, true), plain(c.Hi, true), c.Verdict)
 	}
+}
+
+// plain prints x as a plain decimal of 4 significant digits (never
+// scientific notation: a difference of two equal medians came out as
+// -5.551e-17), with its sign when signed; a rounding residue under 1e-9 is 0.
+func plain(x float64, signed bool) string {
+	if math.Abs(x) < 1e-9 {
+		x = 0
+	}
+	digits := 0
+	if a := math.Abs(x); a > 0 && a < 1000 {
+		digits = 3 - int(math.Floor(math.Log10(a)))
+	}
+	f := "%." + strconv.Itoa(digits) + "f"
+	if signed {
+		f = "%+." + strconv.Itoa(digits) + "f"
+	}
+	out := fmt.Sprintf(f, x)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }
