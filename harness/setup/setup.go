@@ -5,6 +5,8 @@ package setup
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -56,6 +58,39 @@ func WriteFileMode(t TB, path string, data []byte, mode os.FileMode) {
 	if err := os.WriteFile(path, data, mode); err != nil {
 		t.Fatalf(Prefix+"%v", err)
 	}
+}
+
+// programDirs are where Program looks for a program, in order: /usr/bin
+// first (a merged-/usr system links /bin to it), then /bin (the VM guests'
+// busybox applets live there).
+var programDirs = []string{"/usr/bin", "/bin"}
+
+// Program returns the path of the host's program name (sleep, true, sh) for a
+// case to execute or copy: the first of /usr/bin/name and /bin/name that is
+// an executable regular file (after symlinks: a busybox applet counts). A
+// machine without it skips the case naming both paths; the program is a tool
+// of the case, not the kernel under test.
+func Program(t TB, name string) string {
+	t.Helper()
+	p, tried := findProgram(name, programDirs)
+	if p == "" {
+		t.Skipf("no %s(1) to execute (%s)", name, strings.Join(tried, ", "))
+	}
+	return p
+}
+
+// findProgram returns the first dir/name of dirs that is an executable
+// regular file ("" when none is), and the paths it tried.
+func findProgram(name string, dirs []string) (string, []string) {
+	var tried []string
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		tried = append(tried, p)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, tried
+		}
+	}
+	return "", tried
 }
 
 // Mkdir makes each directory of paths, in order, mode 0755.

@@ -796,16 +796,7 @@ func readAtFdLimitPlus(t *harness.T, fd int, buf []byte, extra int) (int, error)
 // is named "sleep": in the VM guests sleep(1) is busybox, which picks its
 // applet from argv[0] (as "prog" it exits 127 at once).
 func specReadEtxtbsy(t *harness.T) {
-	src := ""
-	for _, p := range []string{"/usr/bin/sleep", "/bin/sleep"} {
-		if _, err := os.Stat(p); err == nil {
-			src = p
-			break
-		}
-	}
-	if src == "" {
-		t.Skipf("no sleep(1) to execute (/usr/bin/sleep, /bin/sleep)")
-	}
+	src := setup.Program(t, "sleep")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatalf("setup: %v", err)

@@ -224,16 +224,7 @@ func specFallocateModify(t *harness.T) {
 // Events of these types will not be raised in the situation where an
 // interpreter is passed (or reads) a file for interpretation."
 func specExecScriptInterpreter(t *harness.T) {
-	sh := ""
-	for _, p := range []string{"/bin/sh", "/usr/bin/sh"} {
-		if _, err := os.Stat(p); err == nil {
-			sh = p
-			break
-		}
-	}
-	if sh == "" {
-		t.Skipf("no /bin/sh to interpret the script")
-	}
+	sh := setup.Program(t, "sh")
 	s := t.Path("script")
 	setup.WriteFileMode(t, s, []byte("exit 0\n"), 0o644)
 	a := t.Actor()
@@ -350,16 +341,7 @@ func specEventOnChildNoSelf(t *harness.T) {
 // mark also sees every other process's program start, so only the events
 // of the actor's child count; that child must cause exactly one.
 func specExecDynamicLinker(t *harness.T) {
-	prog := ""
-	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
-		if _, err := os.Stat(p); err == nil {
-			prog = p
-			break
-		}
-	}
-	if prog == "" {
-		t.Skipf("no true(1) to execute (/usr/bin/true, /bin/true)")
-	}
+	prog := setup.Program(t, "true")
 	ef, err := elf.Open(prog)
 	if err != nil {
 		t.Fatalf("setup: %v", err)
