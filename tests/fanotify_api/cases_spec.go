@@ -743,8 +743,9 @@ func specOverflowFdError(t *harness.T) {
 // number of open files has been reached" for read(2): copy_event_to_user's
 // create_fd fails and, without FAN_REPORT_FD_ERROR, the read returns that
 // error; with it the event carries it as fd (fanotify_init(2)
-// FAN_REPORT_FD_ERROR). The limit is lowered to the lowest free descriptor
-// for the read only, in this case process.
+// FAN_REPORT_FD_ERROR). The read happens in a child whose RLIMIT_NOFILE is
+// its lowest free descriptor (readAtFdLimit, fdlimit.go: the case process's
+// own limit never changes).
 func specReadEmfile(t *harness.T) {
 	for _, v := range []struct {
 		name  string
@@ -762,19 +763,13 @@ func specReadEmfile(t *harness.T) {
 				t.Fatalf("%v", err)
 			}
 			openClose(t, a, f, unix.O_RDONLY)
-			buf := make([]byte, 4096)
-			n, err := readAtFdLimit(t, g.Fd(), buf)
+			evs, err := readAtFdLimit(t, g, 0)
 			if v.flags == 0 {
 				expect.Errno(t, "read(2) of a FAN_OPEN with no descriptor left", err, unix.EMFILE)
 				return
 			}
 			if err != nil {
 				t.Fatalf("read(2) with FAN_REPORT_FD_ERROR and no descriptor left: %v, want the event", err)
-			}
-			evs, derr := fanotify.Decode(buf[:n])
-			fanotify.CloseEventFds(evs)
-			if derr != nil {
-				t.Fatalf("%v", derr)
 			}
 			if len(evs) != 1 || uint64(evs[0].Mask) != unix.FAN_OPEN || evs[0].Fd != -int32(unix.EMFILE) {
 				t.Errorf("events with no descriptor left: %v, want one FAN_OPEN with fd -EMFILE (%d)", evs, -int32(unix.EMFILE))
@@ -802,53 +797,11 @@ func specReadAfterAnEvent(t *harness.T) {
 	}
 	openClose(t, a, f, unix.O_RDONLY)
 	openClose(t, a, h, unix.O_RDONLY)
-	buf := make([]byte, 4096)
-	n, err := readAtFdLimitPlus(t, g.Fd(), buf, 1)
+	evs, err := readAtFdLimit(t, g, 1)
 	if err != nil {
 		t.Fatalf("read(2) of two FAN_OPEN events with room for one descriptor: %v, want the first event", err)
 	}
-	evs, derr := fanotify.Decode(buf[:n])
-	fanotify.CloseEventFds(evs)
-	if derr != nil {
-		t.Fatalf("%v", derr)
-	}
 	expect.Fanotify(t, "marks FAN_OPEN on f and h; actor opens f then h; read with room for one descriptor", evs, []fanotify.Event{fev(unix.FAN_OPEN, a.Pid(), f)})
-}
-
-// readAtFdLimit reads fd with RLIMIT_NOFILE lowered to the lowest free
-// descriptor number, so no descriptor can be installed, and restores it.
-func readAtFdLimit(t *harness.T, fd int, buf []byte) (int, error) {
-	t.Helper()
-	return readAtFdLimitPlus(t, fd, buf, 0)
-}
-
-// readAtFdLimitPlus is readAtFdLimit with the limit extra above the lowest
-// free descriptor: room for one descriptor when extra is 1.
-func readAtFdLimitPlus(t *harness.T, fd int, buf []byte, extra int) (int, error) {
-	t.Helper()
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Fatalf("getrlimit: %v", err)
-	}
-	lowest, err := unix.Dup(fd)
-	if err != nil {
-		t.Fatalf("dup: %v", err)
-	}
-	unix.Close(lowest)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	lim := unix.Rlimit{Cur: uint64(lowest + extra), Max: old.Max}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatalf("setrlimit: %v", err)
-	}
-	n, _, e := unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Fatalf("restoring RLIMIT_NOFILE: %v", err)
-	}
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
 }
 
 // specReadEtxtbsy: fanotify(7) ERRORS ETXTBSY "returned by read(2) if

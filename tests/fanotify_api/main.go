@@ -19,5 +19,6 @@ func main() {
 		Filesystems: []string{"tmpfs", "ext4"},
 		Cases:       append(append(append(append([]harness.Case(nil), apiCases...), queueCases...), mergeCases...), append(append(append(append(copyErrCases, hsmCases...), fsidCases...), umountCases...), specCases...)...),
 		Rules:       specRules,
+		Roles:       map[string]func([]string) int{roleReadAtFdLimit: readAtFdLimitChild},
 	})
 }
