@@ -26,7 +26,8 @@ type WatchState struct {
 	// HandleType and Handle (hex) are the inode's file handle as fdinfo
 	// prints it (show_mark_fhandle: "fhandle-bytes:%x fhandle-type:%x
 	// f_handle:%02x..."), the same as name_to_handle_at(2) gives; zero when
-	// the kernel printed none (no CONFIG_EXPORTFS, or encoding failed).
+	// the kernel printed none (no CONFIG_EXPORTFS, encoding failed, or on
+	// 7.x another task held the filesystem's s_umount: harness/fdinfo).
 	HandleType int32
 	Handle     string
 }
