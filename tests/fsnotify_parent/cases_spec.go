@@ -38,8 +38,7 @@ func disconnectedDirFidOnly(t *harness.T) {
 	self := e.fanotify("self")
 	dirOnly.mark(0, unix.FAN_MODIFY, f)
 	self.mark(0, unix.FAN_MODIFY, f)
-	e.dropDentries()
-	pid := e.openByHandle(f, h)
+	pid := e.disconnectedWrite(f, h, dirOnly, self)
 	dirOnly.check()
 	self.check(fanEventPid(unix.FAN_MODIFY, pid, fid))
 	// Through the path the file has a parent again: the DIR_FID group

@@ -3,14 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/fixture"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
@@ -111,11 +113,19 @@ func unlinkedFanotify(t *harness.T) {
 
 // roleByHandle is the reexec role of the by-handle helper: a process other
 // than the test that opens a file with open_by_handle_at(2), writes one byte,
-// closes it, and prints what /proc/self/fd says the open file is.
+// closes it, and reports what /proc/self/fd says the open file is.
 const roleByHandle = "by_handle"
+
+// byHandleReport is what the by-handle helper prints (JSON).
+type byHandleReport struct {
+	Link  string     // /proc/self/fd's name of the file it opened
+	Step  string     // the call that failed ("" none): chdir, open_by_handle_at, write, close
+	Errno unix.Errno // that call's errno
+}
 
 // byHandleMain is the helper's main: args are the filesystem root (its cwd,
 // the mount_fd AT_FDCWD refers to), the handle type and the handle in hex.
+// It exits 2 on bad arguments, else 0 with its report.
 func byHandleMain(args []string) int {
 	if len(args) != 3 {
 		fmt.Fprintln(os.Stderr, "by-handle helper: want root, handle type, handle hex")
@@ -131,26 +141,37 @@ func byHandleMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "by-handle helper: handle: %v\n", err)
 		return 2
 	}
-	if err := unix.Chdir(args[0]); err != nil {
-		fmt.Fprintf(os.Stderr, "by-handle helper: chdir %s: %v\n", args[0], err)
+	rep := byHandleOpenWrite(args[0], unix.NewFileHandle(int32(typ), b))
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
 		return 1
 	}
-	fd, err := unix.OpenByHandleAt(unix.AT_FDCWD, unix.NewFileHandle(int32(typ), b), unix.O_RDWR|unix.O_CLOEXEC)
+	return 0
+}
+
+// byHandleOpenWrite is the helper's work: chdir to root, open the handle
+// O_RDWR, read its /proc/self/fd link, write one byte, close.
+func byHandleOpenWrite(root string, h unix.FileHandle) byHandleReport {
+	fail := func(step string, err error) byHandleReport {
+		var n unix.Errno
+		errors.As(err, &n)
+		return byHandleReport{Step: step, Errno: n}
+	}
+	if err := unix.Chdir(root); err != nil {
+		return fail("chdir "+root, err)
+	}
+	fd, err := unix.OpenByHandleAt(unix.AT_FDCWD, h, unix.O_RDWR|unix.O_CLOEXEC)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "by-handle helper: open_by_handle_at: %v\n", err)
-		return 1
+		return fail("open_by_handle_at", err)
 	}
 	link, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if _, err := unix.Write(fd, []byte("x")); err != nil {
-		fmt.Fprintf(os.Stderr, "by-handle helper: write: %v\n", err)
-		return 1
+		unix.Close(fd)
+		return fail("write", err)
 	}
 	if err := unix.Close(fd); err != nil {
-		fmt.Fprintf(os.Stderr, "by-handle helper: close: %v\n", err)
-		return 1
+		return fail("close", err)
 	}
-	fmt.Println(link)
-	return 0
+	return byHandleReport{Link: link}
 }
 
 // handleOf returns path's file handle (setup).
@@ -164,35 +185,91 @@ func (e *env) handleOf(p string) unix.FileHandle {
 
 // dropDentries writes 2 to /proc/sys/vm/drop_caches (free reclaimable slab:
 // dentries and inodes) a few times, since a referenced dentry survives one
-// pass of the LRU. Global and not undoable; it only costs re-lookups.
+// pass of the LRU. Global and not undoable; it only costs re-lookups, and
+// another program doing the same meanwhile only helps. A write the machine
+// refuses is a setup step's failure, never the kernel's under test: EPERM
+// (or EACCES in a user namespace) a skip naming the privilege, EROFS (a
+// read-only /proc/sys, as in many containers) and the other errnos of the
+// machine an environment skip (harness/envfault), anything else "setup:".
 func (e *env) dropDentries() {
 	for i := 0; i < 3; i++ {
 		if err := fixture.DropCaches(); err != nil {
-			e.t.Fatalf("%v", err)
+			if r, ok := feature.Refusal(err, "CAP_SYS_ADMIN"); ok {
+				e.t.Skipf("setup: drop_caches (/proc/sys/vm/drop_caches): %s", r)
+			}
+			e.t.Fatalf("setup: %v", envfault.Setup("write /proc/sys/vm/drop_caches", err))
 		}
 	}
 	e.t.Note("wrote 2 to /proc/sys/vm/drop_caches (global: drops unused dentries and inodes system-wide; nothing to restore)")
 	e.did("drop_caches=2 x3")
 }
 
-// openByHandle runs the helper and returns its pid. The helper must get the
-// disconnected dentry: with nothing holding w/f's dentry it was freed, and
-// exportfs_decode_fh does not reconnect a non-directory when the caller has
-// CAP_DAC_READ_SEARCH (vfs_dentry_acceptable accepts any alias).
-func (e *env) openByHandle(p string, h unix.FileHandle) int {
+// openByHandle runs the helper once and returns its pid and the link its
+// open file showed. A helper that cannot run, or whose calls fail, is a
+// setup failure (the writes and their events are what the case judges, not
+// open_by_handle_at): EPERM a skip naming CAP_DAC_READ_SEARCH, an errno of
+// the machine (ENOSPC on the write, ENOMEM, EMFILE) an environment skip.
+func (e *env) openByHandle(p string, h unix.FileHandle) (int, string) {
 	cmd := reexec.Command(roleByHandle, "", e.t.FS().Root, strconv.Itoa(int(h.Type())), hex.EncodeToString(h.Bytes()))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("by-handle helper: %s", reexec.Failure(err, errb.Bytes()))
+		e.t.Fatalf("setup: by-handle helper: %s", reexec.Failure(err, errb.Bytes()))
 	}
-	link := strings.TrimSpace(out.String())
-	e.did("helper pid %d: open_by_handle_at(%s) O_RDWR (fd shows %q), write 1 byte, close", cmd.Process.Pid, e.rel(p), link)
-	e.t.Notef("by-handle open: /proc/<pid>/fd shows %q (the connected dentry would show %s)", link, p)
-	if link == p {
-		e.t.Fatalf("precondition failed: open_by_handle_at got the connected dentry %s (its dentry was not dropped), so this run cannot test a disconnected dentry", link)
+	var rep byHandleReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		e.t.Fatalf("setup: by-handle helper's report %q: %v; stderr: %s", out.String(), err, errb.String())
 	}
-	return cmd.Process.Pid
+	if rep.Step != "" {
+		call := fmt.Sprintf("by-handle helper (pid %d): %s of %s", cmd.Process.Pid, rep.Step, e.rel(p))
+		if r, ok := feature.Refusal(rep.Errno, "CAP_DAC_READ_SEARCH in the initial user namespace"); ok && rep.Step == "open_by_handle_at" {
+			e.t.Skipf("setup: %s: %s", call, r)
+		}
+		e.t.Fatalf("setup: %v [after: %s]", envfault.Setup(call, fmt.Errorf("%s: %w", call, rep.Errno)), e.history())
+	}
+	e.did("helper pid %d: open_by_handle_at(%s) O_RDWR (fd shows %q), write 1 byte, close", cmd.Process.Pid, e.rel(p), rep.Link)
+	e.t.Notef("by-handle open: /proc/<pid>/fd shows %q (the connected dentry would show %s)", rep.Link, p)
+	return cmd.Process.Pid, rep.Link
+}
+
+// disconnectedTries bounds the attempts to make the disconnected dentry.
+const disconnectedTries = 5
+
+// disconnectedWrite drops the dentries and has the helper open p by handle
+// h, write a byte and close it; it returns the helper's pid. The helper must
+// get a disconnected dentry: with nothing holding w/f's dentry it was freed,
+// and exportfs_decode_fh does not reconnect a non-directory when the caller
+// has CAP_DAC_READ_SEARCH (vfs_dentry_acceptable accepts any alias). That is
+// the case's precondition, not the kernel behaviour it judges, and another
+// program can defeat it: one that holds the dentry (an open file, a cwd)
+// keeps drop_caches from freeing it, and a lookup of the path between the
+// drop and the open makes a connected alias again. So an attempt whose open
+// got the connected dentry (its /proc fd link is p) is no measurement: what
+// it queued on ls is drained and dropped, and the dentries are dropped
+// again. After disconnectedTries such attempts the case is an environment
+// skip naming the dentry.
+func (e *env) disconnectedWrite(p string, h unix.FileHandle, ls ...discarder) int {
+	for try := 1; ; try++ {
+		e.dropDentries()
+		pid, link := e.openByHandle(p, h)
+		if link != p {
+			return pid
+		}
+		dropped := 0
+		for _, l := range ls {
+			n, err := l.discard()
+			if err != nil {
+				e.t.Fatalf("draining the events of an attempt whose open got the connected dentry: %v [after: %s]", err, e.history())
+			}
+			dropped += n
+		}
+		e.did("attempt %d: the helper's open got the connected dentry; its %d events dropped", try, dropped)
+		e.t.Notef("attempt %d of %d: open_by_handle_at got the connected dentry %s (held or looked up by another process?); its %d events dropped, trying again", try, disconnectedTries, p, dropped)
+		if try == disconnectedTries {
+			e.t.SkipEnvironment("dentry of %s stayed connected: open_by_handle_at(2) got it on all %d attempts, each right after drop_caches=2 x3 "+
+				"(another process holds it, as an open file or a cwd, or looks the path up meanwhile), so this run could not make the disconnected dentry the case is about", e.rel(p), try)
+		}
+	}
 }
 
 func disconnectedInotify(t *harness.T) {
@@ -202,8 +279,7 @@ func disconnectedInotify(t *harness.T) {
 	l := e.inotify()
 	wdP := l.watch(e.w, inRW)
 	wdF := l.watch(f, inRW) // pins the inode (not the dentry) while it is dropped
-	e.dropDentries()
-	e.openByHandle(f, h)
+	e.disconnectedWrite(f, h, l)
 	l.check(iev(wdF, unix.IN_OPEN, ""), iev(wdF, unix.IN_MODIFY, ""), iev(wdF, unix.IN_CLOSE_WRITE, ""))
 	// Through the path, a new connected dentry is made under w (d_splice_alias
 	// adds a non-directory alias with __d_add, which flags it): the parent
@@ -224,8 +300,7 @@ func disconnectedFanotify(t *harness.T) {
 	gp, gs := e.fanotify("parent"), e.fanotify("self")
 	gp.mark(0, fanRW|onChild, e.w)
 	gs.mark(0, fanRW, f)
-	e.dropDentries()
-	pid := e.openByHandle(f, h)
+	pid := e.disconnectedWrite(f, h, gp, gs)
 	gp.check()
 	// No parent: only the object's FID record (fanotify_init(2)
 	// FAN_REPORT_DIR_FID: "a filesystem object does not have a parent ... the

@@ -237,6 +237,24 @@ func (l *inL) listener() expect.Listener { return expect.OnInotify("inotify", l.
 // listener is an inotify instance or a fanotify group of the case.
 type listener interface{ listener() expect.Listener }
 
+// discarder is a listener whose queued events can be read and dropped
+// unjudged: those of an attempt that did not meet the case's precondition
+// (disconnectedWrite).
+type discarder interface {
+	// discard drains the queue and returns how many events it dropped.
+	discard() (int, error)
+}
+
+func (l *inL) discard() (int, error) {
+	evs, err := l.in.Drain()
+	return len(evs), err
+}
+
+func (l *fanL) discard() (int, error) {
+	evs, err := l.g.Drain()
+	return len(evs), err
+}
+
 // quiet is the case's final check: steps only drain (every event checked here
 // is queued before the syscall that caused it returns), then nothing at all
 // may arrive on any of ls within one expect.Quiet window (on any kernel).
