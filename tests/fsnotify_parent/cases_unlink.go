@@ -264,7 +264,7 @@ func (e *env) disconnectedWrite(p string, h unix.FileHandle, ls ...discarder) in
 			dropped += n
 		}
 		e.did("attempt %d: the helper's open got the connected dentry; its %d events dropped", try, dropped)
-		e.t.Notef("attempt %d of %d: open_by_handle_at got the connected dentry %s (held or looked up by another process?); its %d events dropped, trying again", try, disconnectedTries, p, dropped)
+		e.t.Notef("attempt %d of %d: open_by_handle_at got the connected dentry %s (held or looked up by another process?); its %d events dropped", try, disconnectedTries, p, dropped)
 		if try == disconnectedTries {
 			e.t.SkipEnvironment("dentry of %s stayed connected: open_by_handle_at(2) got it on all %d attempts, each right after drop_caches=2 x3 "+
 				"(another process holds it, as an open file or a cwd, or looks the path up meanwhile), so this run could not make the disconnected dentry the case is about", e.rel(p), try)
