@@ -90,7 +90,7 @@ func setup(t *testing.T, base, patched map[string]tap.Status) *Config {
 		Base:    Kernel{Role: "base", Image: filepath.Join(root, "base", "bzImage"), Release: "7.3.4-fsnbase"},
 		Patched: Kernel{Role: "patched", Image: filepath.Join(root, "patched", "bzImage"), Release: "7.3.4-fsnpatched"},
 		Patch:   "x.patch", Out: filepath.Join(root, "out"),
-		Host: &testHost,
+		Host: hostCopy(),
 	}
 }
 
@@ -98,6 +98,12 @@ func setup(t *testing.T, base, patched map[string]tap.Status) *Config {
 // (HostOf would run qemu -version).
 var testHost = VMHost{QEMUVersion: "QEMU emulator version 8.2.2", QEMUSHA256: "q1", Accel: "tcg",
 	Userland: []string{"/bin/busybox sha256:b1", "/usr/sbin/mke2fs sha256:m1"}}
+
+func hostCopy() *VMHost {
+	h := testHost
+	h.Userland = append([]string(nil), testHost.Userland...)
+	return &h
+}
 
 // A leaf that passes on the base and fails on the patched kernel is the
 // verdict "behaviour changed"; a leaf failing on both is listed apart.
