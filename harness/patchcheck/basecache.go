@@ -62,7 +62,8 @@ import (
 // now, and the files copied out of KEY/run are exactly those of its
 // manifest (no more, no fewer, same sizes and sha256): a torn, partial or
 // edited entry is a miss (the base runs again), never a result. The path
-// copied from is never taken from the entry.
+// copied from is never taken from the entry. A store copies only a run
+// directory, and files, of this user that no one else can write to.
 
 // BaseCacheDir is the cache's directory name below Config.Cache.
 const BaseCacheDir = "patchcheck-base-runs"
@@ -547,7 +548,7 @@ func (c *Config) storeBase(e baseEntry, dir string) error {
 	if err != nil {
 		return err
 	}
-	e.Files, err = copyIn(dir, rd, "")
+	e.Files, err = copyIn(dir, rd)
 	rd.Close()
 	if err != nil {
 		return err
@@ -683,126 +684,115 @@ func (c *Config) removeStaleTemps(d *statedir.Dir) {
 	}
 }
 
-// copyIn copies the tree at src (directories and regular files only:
-// anything else is refused) into the directory dst, below rel, files 0600
-// and directories 0700, and returns its manifest.
-func copyIn(src string, dst *os.File, rel string) ([]cachedFile, error) {
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		return nil, err
-	}
-	var files []cachedFile
-	for _, de := range ents {
-		from, r := filepath.Join(src, de.Name()), path.Join(rel, de.Name())
-		shown := dst.Name() + "/" + de.Name()
-		switch {
-		case de.IsDir():
-			if err := unix.Mkdirat(int(dst.Fd()), de.Name(), 0o700); err != nil {
-				return nil, fmt.Errorf("mkdir %s: %w", shown, err)
-			}
-			sub, err := openAt(int(dst.Fd()), de.Name(), shown, true)
-			if err != nil {
-				return nil, err
-			}
-			fs, err := copyIn(from, sub, r)
-			sub.Close()
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, fs...)
-		case de.Type().IsRegular():
-			in, err := openAt(unix.AT_FDCWD, from, from, false)
-			if err != nil {
-				return nil, err
-			}
-			fd, err := unix.Openat(int(dst.Fd()), de.Name(), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-			if err != nil {
-				in.Close()
-				return nil, fmt.Errorf("create %s: %w", shown, err)
-			}
-			out := os.NewFile(uintptr(fd), shown)
-			f, err := copyHashed(out, in, r)
-			in.Close()
-			if cerr := out.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("%s: %w", shown, cerr)
-			}
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, f)
-		default:
-			return nil, fmt.Errorf("%s: not a regular file or directory: refusing to copy it", from)
-		}
-	}
-	return files, nil
-}
-
-// copyOut copies the tree of the directory src (opened by openAt) into dst
-// (made 0755, files 0644), opening every name relative to its directory's
-// fd without following symlinks, and returns what it copied. A name that
-// is neither a directory nor a regular file of this user is refused.
-func copyOut(src *os.File, dst string) ([]cachedFile, error) {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return nil, err
-	}
-	return copyOutRel(src, dst, "")
-}
-
-func copyOutRel(src *os.File, dst, rel string) ([]cachedFile, error) {
-	// A fresh descriptor of the directory to read it from its start.
+// walkAt calls dir for every directory and file for every regular file
+// below the directory src (opened by openAt), by path relative to it, in
+// order: each name opened relative to its directory's fd without following
+// a symlink and checked (checkFd: this user's, no one else may write it).
+// Anything else is refused.
+func walkAt(src *os.File, rel string, dir func(rel string) error, file func(rel string, f *os.File) error) error {
+	// A fresh descriptor of the directory, to read it from its start.
 	list, err := openAt(int(src.Fd()), ".", src.Name(), true)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ents, err := list.ReadDir(-1)
 	list.Close()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", src.Name(), err)
+		return fmt.Errorf("reading %s: %w", src.Name(), err)
 	}
-	var files []cachedFile
 	for _, de := range ents {
 		r, shown := path.Join(rel, de.Name()), src.Name()+"/"+de.Name()
-		to := filepath.Join(dst, filepath.FromSlash(r))
 		switch {
 		case de.IsDir():
 			sub, err := openAt(int(src.Fd()), de.Name(), shown, true)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if err := os.Mkdir(to, 0o755); err != nil {
-				sub.Close()
-				return nil, err
+			err = dir(r)
+			if err == nil {
+				err = walkAt(sub, r, dir, file)
 			}
-			fs, err := copyOutRel(sub, dst, r)
 			sub.Close()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			files = append(files, fs...)
 		case de.Type().IsRegular():
-			in, err := openAt(int(src.Fd()), de.Name(), shown, false)
+			f, err := openAt(int(src.Fd()), de.Name(), shown, false)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			err = file(r, f)
+			f.Close()
 			if err != nil {
-				in.Close()
-				return nil, err
+				return err
 			}
-			f, err := copyHashed(out, in, r)
-			in.Close()
-			if cerr := out.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, f)
 		default:
-			return nil, fmt.Errorf("%s: not a regular file or directory", shown)
+			return fmt.Errorf("%s: not a regular file or directory", shown)
 		}
 	}
-	return files, nil
+	return nil
+}
+
+// copyIn copies the run directory src into the directory dst (a
+// temporary entry's: 0700 in the root-only cache, so no one else can put a
+// name in it), directories 0700 and files 0600 created with O_EXCL, and
+// returns its manifest. src is opened as a directory of this user that no
+// one else can write to, and so is everything below it (walkAt): a run
+// directory another user could change is not cached.
+func copyIn(src string, dst *os.File) ([]cachedFile, error) {
+	sd, err := openAt(unix.AT_FDCWD, src, src, true)
+	if err != nil {
+		return nil, err
+	}
+	defer sd.Close()
+	var files []cachedFile
+	err = walkAt(sd, "",
+		func(rel string) error {
+			if err := unix.Mkdirat(int(dst.Fd()), rel, 0o700); err != nil {
+				return fmt.Errorf("mkdir %s/%s: %w", dst.Name(), rel, err)
+			}
+			return nil
+		},
+		func(rel string, in *os.File) error {
+			shown := dst.Name() + "/" + rel
+			fd, err := unix.Openat(int(dst.Fd()), rel, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+			if err != nil {
+				return fmt.Errorf("create %s: %w", shown, err)
+			}
+			out := os.NewFile(uintptr(fd), shown)
+			f, err := copyHashed(out, in, rel)
+			if cerr := out.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("%s: %w", shown, cerr)
+			}
+			files = append(files, f)
+			return err
+		})
+	return files, err
+}
+
+// copyOut copies the entry's run directory src (opened by openAt) into dst
+// (made 0755, files 0644), and returns what it copied (walkAt: a name
+// that is not a directory or regular file of this user is refused).
+func copyOut(src *os.File, dst string) ([]cachedFile, error) {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	var files []cachedFile
+	err := walkAt(src, "",
+		func(rel string) error { return os.Mkdir(filepath.Join(dst, filepath.FromSlash(rel)), 0o755) },
+		func(rel string, in *os.File) error {
+			out, err := os.OpenFile(filepath.Join(dst, filepath.FromSlash(rel)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			f, err := copyHashed(out, in, rel)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			files = append(files, f)
+			return err
+		})
+	return files, err
 }
 
 // copyHashed copies in to out and returns the manifest line of rel.

@@ -408,3 +408,95 @@ func TestBaseCacheEntryValidated(t *testing.T) {
 		})
 	}
 }
+
+// A store removes the temporary entries of stores that died more than an
+// hour ago, and no other: not a live writer's, not a recent one's.
+func TestStaleTempsRemoved(t *testing.T) {
+	cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusPass})
+	assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+	cfg.Cache = t.TempDir()
+	e, err := cfg.baseKey("correctness", []string{"-no-perf"})
+	assert.NilError(t, err)
+	run := t.TempDir()
+	assert.NilError(t, writeRaceRun(run, "first"))
+	assert.NilError(t, cfg.storeBase(e, run))
+	gone := exec.Command("true")
+	assert.NilError(t, gone.Run())
+	dead := gone.Process.Pid
+	old := time.Now().Add(-2 * staleTemp)
+	dir := filepath.Join(cfg.Cache, BaseCacheDir)
+	for _, tc := range []struct {
+		pid   int
+		mtime time.Time
+		kept  bool
+	}{
+		{dead, old, false},
+		{dead, time.Now(), true},
+		{os.Getppid(), old, true},
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("%s%s-%d-%s", tmpPrefix, e.Key, tc.pid, "0123456789abcdef"))
+		if tc.mtime.After(old) {
+			p += "0"
+		}
+		assert.NilError(t, os.MkdirAll(filepath.Join(p, entryRun), 0o700))
+		assert.NilError(t, os.Chtimes(p, tc.mtime, tc.mtime))
+		defer func() {
+			_, err := os.Stat(p)
+			if tc.kept {
+				assert.NilError(t, err, "%s removed", p)
+			} else {
+				assert.Assert(t, os.IsNotExist(err), "%s kept (%v)", p, err)
+			}
+		}()
+	}
+	assert.NilError(t, cfg.storeBase(e, run))
+}
+
+// A run directory that another user could have changed (writable by
+// others, a file of another user's, a symlink in it) is not cached: the
+// cache must hold only what the run wrote.
+func TestStoreRefusesForeignRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, run string) (bad string)
+	}{
+		{"run_dir_world_writable", func(t *testing.T, run string) string {
+			assert.NilError(t, os.Chmod(run, 0o777))
+			return run
+		}},
+		{"file_other_owner", func(t *testing.T, run string) string {
+			p := filepath.Join(run, "run.json")
+			assert.NilError(t, os.Chown(p, 65534, 65534))
+			return p
+		}},
+		{"symlink_in_run", func(t *testing.T, run string) string {
+			p := filepath.Join(run, "sub", "leaf.tap")
+			assert.NilError(t, os.Remove(p))
+			assert.NilError(t, os.Symlink("/etc/hostname", p))
+			return p
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if os.Geteuid() != 0 && strings.Contains(tc.name, "other_owner") {
+				t.Skip("chown needs root")
+			}
+			cfg := setup(t, map[string]tap.Status{"a": tap.StatusPass}, map[string]tap.Status{"a": tap.StatusPass})
+			assert.NilError(t, os.WriteFile(cfg.Base.Image, []byte("base kernel"), 0o644))
+			cfg.Cache = t.TempDir()
+			e, err := cfg.baseKey("correctness", []string{"-no-perf"})
+			assert.NilError(t, err)
+			run := filepath.Join(t.TempDir(), "run")
+			assert.NilError(t, writeRaceRun(run, "first"))
+			bad := tc.spoil(t, run)
+			assert.ErrorContains(t, cfg.storeBase(e, run), bad)
+			_, _, ok, err := cfg.cachedBase(e, filepath.Join(t.TempDir(), "dst"))
+			assert.NilError(t, err)
+			assert.Assert(t, !ok, "a run another user could change was cached")
+			left, err := filepath.Glob(filepath.Join(cfg.Cache, BaseCacheDir, "*"))
+			assert.NilError(t, err)
+			for _, l := range left {
+				assert.Assert(t, filepath.Base(l) == storeLock, "left in the cache: %s", l)
+			}
+		})
+	}
+}
