@@ -99,6 +99,13 @@ type Config struct {
 	Cache       string
 	NoBaseCache bool
 	suiteSHA    string
+	// Host is the VM host the base runs' cache key covers (qemu, the
+	// accelerator, the guest's userland); nil: HostOf, once, when the
+	// cache is used.
+	Host *VMHost
+	// CacheLockWait bounds a wait for the cache's lock (0:
+	// BaseCacheLockWait).
+	CacheLockWait time.Duration
 	// BuildLockWait is the time the kernel builds waited for the build
 	// lock of their cache directory (build-kernels.sh).
 	BuildLockWait time.Duration
@@ -286,7 +293,8 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	full = append(full, args...)
 	st := Step{Name: name, Kernel: role, Command: append([]string{c.Suite}, full...), Dir: dir}
 	// The base kernel's run is reused from the cache when the kernel
-	// image, the suite build and the flags are the same (basecache.go).
+	// image, the suite build, the flags and the VM host are the same
+	// (basecache.go).
 	var entry baseEntry
 	// A cost run is reused only where its figures are counts (instruction
 	// count mode, the sharing profile): a time measured in another run is
@@ -295,9 +303,11 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 	if cacheable {
 		var err error
 		if entry, err = c.baseKey(name, append(append([]string(nil), c.RunArgs...), args...)); err != nil {
-			return nil, fmt.Errorf("patchcheck: the base run's cache key: %w", err)
-		}
-		if c.NoBaseCache {
+			// The cache only saves time: without a key the base runs (and
+			// the runner reports a missing qemu or file itself).
+			c.logf("base cache: the %s run's key: %v: not using the cache", name, err)
+			cacheable = false
+		} else if c.NoBaseCache {
 			c.logf("%s on the base kernel: not looking in the cache (-no-base-cache)", name)
 		} else {
 			e, from, ok, err := c.cachedBase(entry, dir)
@@ -307,12 +317,15 @@ func (c *Config) suite(ctx context.Context, res *Result, name, role string, args
 			if ok {
 				if r, lerr := runner.LoadResults(dir); lerr == nil {
 					st.Reused, st.ReusedDate, st.Seconds = from, e.Date, 0
-					c.logf("%s on the base kernel %s: reusing the run of %s (%s; same kernel image, suite build and flags; -no-base-cache runs it again)",
+					c.logf("%s on the base kernel %s: reusing the run of %s (%s; same kernel image, suite build, flags, qemu, accelerator and guest userland; -no-base-cache runs it again)",
 						name, k.Release, e.Date.Format(time.RFC3339), from)
 					res.Steps = append(res.Steps, st)
 					return r, nil
 				} else {
 					c.logf("base cache: %s: %v: running it again", from, lerr)
+					if err := os.RemoveAll(dir); err != nil {
+						return nil, fmt.Errorf("patchcheck: %w", err)
+					}
 				}
 			}
 		}

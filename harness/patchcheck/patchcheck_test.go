@@ -90,7 +90,19 @@ func setup(t *testing.T, base, patched map[string]tap.Status) *Config {
 		Base:    Kernel{Role: "base", Image: filepath.Join(root, "base", "bzImage"), Release: "7.3.4-fsnbase"},
 		Patched: Kernel{Role: "patched", Image: filepath.Join(root, "patched", "bzImage"), Release: "7.3.4-fsnpatched"},
 		Patch:   "x.patch", Out: filepath.Join(root, "out"),
+		Host: hostCopy(),
 	}
+}
+
+// testHost stands for the machine's qemu, accelerator and guest userland
+// (HostOf would run qemu -version).
+var testHost = VMHost{QEMUVersion: "QEMU emulator version 8.2.2", QEMUSHA256: "q1", Accel: "tcg",
+	Userland: []string{"/bin/busybox sha256:b1", "/usr/sbin/mke2fs sha256:m1"}}
+
+func hostCopy() *VMHost {
+	h := testHost
+	h.Userland = append([]string(nil), testHost.Userland...)
+	return &h
 }
 
 // A leaf that passes on the base and fails on the patched kernel is the
@@ -463,7 +475,7 @@ func TestBaseReused(t *testing.T) {
 	assert.Equal(t, b, 8, "the new build's run is cached in turn")
 
 	// An entry edited to name other flags is not used.
-	ents, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*.json"))
+	ents, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*", entryFile))
 	assert.NilError(t, err)
 	for _, e := range ents {
 		b, err := os.ReadFile(e)
@@ -499,7 +511,7 @@ func TestBaseCacheSymlinks(t *testing.T) {
 	cfg.Log = &log
 	_, err = Run(context.Background(), cfg)
 	assert.NilError(t, err)
-	runs, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*[^n]"))
+	runs, err := filepath.Glob(filepath.Join(cache, BaseCacheDir, "correctness-*"))
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(runs, 1), "%v", runs)
 	assert.NilError(t, os.Rename(runs[0], runs[0]+".moved"))
@@ -508,5 +520,20 @@ func TestBaseCacheSymlinks(t *testing.T) {
 	res, err := Run(context.Background(), cfg)
 	assert.NilError(t, err)
 	assert.Equal(t, res.Steps[0].Reused, "")
-	assert.Assert(t, is.Contains(log.String(), "is not a directory of uid"))
+	assert.Assert(t, is.Contains(log.String(), runs[0]+" is a symlink"))
+	// The new run replaced the symlink, not what it pointed to.
+	fi, err := os.Lstat(runs[0])
+	assert.NilError(t, err)
+	assert.Assert(t, fi.IsDir())
+	_, err = os.Stat(filepath.Join(runs[0]+".moved", entryFile))
+	assert.NilError(t, err)
+	// The run directory inside the entry replaced by a symlink: not used.
+	run := filepath.Join(runs[0], entryRun)
+	assert.NilError(t, os.Rename(run, run+".moved"))
+	assert.NilError(t, os.Symlink(run+".moved", run))
+	log.Reset()
+	res, err = Run(context.Background(), cfg)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Steps[0].Reused, "")
+	assert.Assert(t, is.Contains(log.String(), run+" is a symlink"))
 }

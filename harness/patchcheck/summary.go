@@ -165,7 +165,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-12s %-7s %5.0fs  %s", s.Name, s.Kernel, s.Seconds, strings.Join(s.Command, " "))
 		if s.Reused != "" {
-			fmt.Fprintf(&b, "\n      reused the base run of %s from %s (same kernel image, suite build and flags; -no-base-cache runs it again)", s.ReusedDate.Format(time.RFC3339), s.Reused)
+			fmt.Fprintf(&b, "\n      reused the base run of %s from %s (same kernel image, suite build, flags, qemu, accelerator and guest userland; -no-base-cache runs it again)", s.ReusedDate.Format(time.RFC3339), s.Reused)
 		}
 		if s.VMLockWaitSeconds > 0 {
 			fmt.Fprintf(&b, "\n      after %.0fs waiting for the VM lock", s.VMLockWaitSeconds)

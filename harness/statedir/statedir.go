@@ -162,6 +162,10 @@ func checkDir(fd int, path string, uid int) error {
 // Path is the directory's path.
 func (d *Dir) Path() string { return d.path }
 
+// Fd is the directory's fd, for the *at calls of a caller that keeps more
+// than files in it (valid until Close).
+func (d *Dir) Fd() int { return d.fd }
+
 // Close closes the directory fd.
 func (d *Dir) Close() error { return unix.Close(d.fd) }
 

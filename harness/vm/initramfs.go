@@ -32,9 +32,11 @@ var libDirs = []string{
 	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 }
 
-// staging collects the initramfs tree in a host directory.
+// staging collects the initramfs tree in a host directory. With record set
+// it only lists the host files it would copy (HostInputs) and writes nothing.
 type staging struct {
-	root string
+	root   string
+	record func(guest, src string)
 }
 
 func (s *staging) path(guest string) string {
@@ -48,6 +50,10 @@ func (s *staging) mkdir(guest string) error {
 // add copies (or hard-links) the host file src to the guest path, keeping
 // its permission bits.
 func (s *staging) add(guest, src string) error {
+	if s.record != nil {
+		s.record(guest, src)
+		return nil
+	}
 	dst := s.path(guest)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("vm: staging %s: %w", guest, err)
@@ -88,6 +94,9 @@ func (s *staging) write(guest string, data []byte, mode os.FileMode) error {
 }
 
 func (s *staging) symlink(guest, target string) error {
+	if s.record != nil {
+		return nil
+	}
 	dst := s.path(guest)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("vm: staging %s: %w", guest, err)

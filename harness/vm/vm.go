@@ -45,6 +45,8 @@ const (
 	DefaultCPUs        = 2
 	DefaultTimeout     = 30 * time.Minute
 	DefaultBootTimeout = 2 * time.Minute
+	DefaultBusybox     = "/bin/busybox"
+	DefaultQEMU        = "qemu-system-x86_64"
 )
 
 // ICountCPUs is the guest CPU count of ICount when Config.CPUs is 0. One:
@@ -330,10 +332,10 @@ func (c *Config) setDefaults() error {
 		}
 	}
 	if c.Busybox == "" {
-		c.Busybox = "/bin/busybox"
+		c.Busybox = DefaultBusybox
 	}
 	if c.QEMU == "" {
-		c.QEMU = "qemu-system-x86_64"
+		c.QEMU = DefaultQEMU
 	}
 	if c.GcovDir == "" {
 		c.GcovDir = os.Getenv("FSNSUITE_VM_GCOV_DIR")

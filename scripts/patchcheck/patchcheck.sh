@@ -89,8 +89,9 @@ lockwait=$(echo "$kernels" | sed -n 's/^build_lock_wait //p')
 out=${PC_RESULTS:-$top/results/patchcheck/$(basename "$patch" .patch)}
 mkdir -p "$out"
 # -cache: the base kernel's runs are kept there and reused when the base
-# kernel, the suite build and the step's flags are the same
-# (PATCHCHECK_ARGS=-no-base-cache runs them again).
+# kernel, the suite build, the step's flags, qemu, the accelerator and the
+# guest's userland are the same (PATCHCHECK_ARGS=-no-base-cache runs them
+# again).
 set -- -base "$base" -patched "$patched" -patch "$patch" -out "$out" -started "$started" -build-lock-wait "${lockwait:-0}" -cache "$cache" "$@"
 
 # The changed lines: a gcov kernel of the patched tree (make coverage's

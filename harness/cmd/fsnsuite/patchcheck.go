@@ -42,7 +42,7 @@ func patchcheckCmd(args []string, stdout, stderr io.Writer) int {
 		covFile   = fs.String("coverage", "", "the coverage step's report `file` (scripts/coverage/coverage.sh with COV_DIFF on the patched tree): its changed-lines part goes into the summary")
 		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
 		steps     = fs.String("steps", "correctness,explore,cost", "the `steps` to run, comma-separated (each runnable alone: -steps cost measures only the cost)")
-		cache     = fs.String("cache", "", "the project's cache `directory` (scripts/coverage/cache-dir.sh): the base kernel's runs are kept below it and reused when the base kernel image, the suite build and the step's flags are the same (\"\": no reuse)")
+		cache     = fs.String("cache", "", "the project's cache `directory` (scripts/coverage/cache-dir.sh): the base kernel's runs are kept below it and reused when the base kernel image, the suite build, the step's flags, qemu, the accelerator and the guest's userland are the same (\"\": no reuse)")
 		noCache   = fs.Bool("no-base-cache", false, "run the base kernel's steps again even when the cache holds them (the new runs replace the cached ones)")
 		started   = fs.Int64("started", 0, "when the whole patchcheck started, in `unix seconds` (patchcheck.sh's start: the wall time in the summary then includes the builds)")
 		buildWait = fs.Float64("build-lock-wait", 0, "`seconds` the kernel builds waited for the build lock (build-kernels.sh), named in the summary's wall time")
