@@ -95,13 +95,18 @@ func (c *Crew) Run() error {
 	}
 	c.errs[0].Store(uint32(c.job(0)))
 	if c.n > 1 {
-		if c.share {
+		// Only a run inside a window (the engine joined the calling
+		// thread's vCPU) leaves and rejoins: a warm-up run outside one
+		// would otherwise leave a vCPU it never joined and then join it
+		// for good, counting member 0's waits in every later window.
+		joined := c.share && shareWindowJoined
+		if joined {
 			shareLeave()
 		}
 		for c.done.Load() == 0 {
 			futexWait(&c.done, 0)
 		}
-		if c.share {
+		if joined {
 			shareJoin()
 		}
 	}

@@ -141,8 +141,19 @@ func TestJoinRefusesIncompleteCounts(t *testing.T) {
 			t.Errorf("Join with %q: %v, want an error saying the counts are incomplete", end, err)
 		}
 	}
-	if _, err := Join(&Plugin{End: "end windows=0 orphan_stops=0 restarts=0 dropped=0 unmatched_leaves=1 oom=0"}, nil); err != nil {
+	if _, err := Join(&Plugin{End: "end windows=0 orphan_stops=0 restarts=0 dropped=0 unmatched_leaves=0 joined_at_start=0 oom=0"}, nil); err != nil {
 		t.Errorf("Join with clean counters: %v", err)
+	}
+}
+
+// A join/leave protocol that does not pair voids the run: a vCPU left joined
+// counts another thread's work (the measuring thread's waits) in every later
+// window, which is what made -aa's kstores/op spread 2% (issue 36).
+func TestJoinRefusesUnpairedJoins(t *testing.T) {
+	for _, end := range []string{"end windows=0 unmatched_leaves=1 joined_at_start=0", "end windows=0 unmatched_leaves=0 joined_at_start=4"} {
+		if _, err := Join(&Plugin{End: end}, nil); err == nil || !strings.Contains(err.Error(), "do not pair") {
+			t.Errorf("Join with %q: %v, want an error saying the markers do not pair", end, err)
+		}
 	}
 }
 
