@@ -63,8 +63,14 @@ func TestAnalyzeAA(t *testing.T) {
 	if f.Metric != RemoteWritesPerOp || f.Base.Center != 2 || f.Cond.Center != 2 || !f.Exact || f.Ratio.Lo != 1 || f.Ratio.Hi != 1 {
 		t.Errorf("figure %+v", f)
 	}
-	if !strings.HasPrefix(k.Verdict, "pass") {
-		t.Errorf("verdict %q, want pass", k.Verdict)
+	if !strings.HasPrefix(k.Verdict, "pass: -aa no difference (identical figures)") {
+		t.Errorf("verdict %q, want a pass saying the figures are identical", k.Verdict)
+	}
+	// 4000 against 4001 remote writes per 2000 ops print alike (2 and
+	// 2.001 do not): identical as printed, else only within the floor.
+	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4002}, nil)
+	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "pass: -aa no difference (within the floor)") {
+		t.Errorf("2 and 2.001 per op: verdict %q, want a pass within the floor", k.Verdict)
 	}
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4100}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {

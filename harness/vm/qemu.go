@@ -120,7 +120,8 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 	args = append(args, accelArgs...)
 	if c.SharingPlugin != "" {
 		plugin := "file=" + c.SharingPlugin + ",out=" + c.sharingOut
-		if pcs := os.Getenv("FSNSUITE_SHARING_PCS"); pcs != "" {
+		// The plugin's per-instruction diagnostic (fsnshare.c, pcs=).
+		if pcs := os.Getenv(SharingPCsEnv); pcs != "" {
 			plugin += ",pcs=" + pcs
 		}
 		args = append(args, "-plugin", plugin)

@@ -56,8 +56,9 @@ const (
 // timeout).
 const ICountCPUs = 1
 
-// SharingCPUs is the guest CPU count of the sharing profile when Config.CPUs
-// is 0: two clients on two vCPUs is the smallest case that shares.
+// SharingCPUs is the sharing profile's count of measured vCPUs when
+// Config.CPUs is 0: two clients on two vCPUs is the smallest case that
+// shares. The guest has one vCPU more, vCPU 0, for everything else.
 const SharingCPUs = 2
 
 // DefaultTCGArgs are runner flags put before Config.Args when the guest runs
@@ -165,7 +166,9 @@ type Config struct {
 	// (scripts/vm/sharing/fsnshare.so, make sharing-plugin) loaded, the
 	// guest runner told where to log its chunks (perf.SharingEnv), the
 	// kernel booted with nokaslr (so its System.map names the writers), and
-	// SharingCPUs vCPUs unless CPUs says otherwise. The plugin's output and
+	// SharingCPUs measured vCPUs unless CPUs says otherwise, isolated
+	// (SharingIsolationAppend, SharingGODEBUG, PerfCPUsEnv) from vCPU 0,
+	// which qemu adds for the rest of the guest. The plugin's output and
 	// the guest's chunk log land in ResultsDir as sharing-plugin.txt and
 	// sharing-chunks.txt.
 	SharingPlugin string
@@ -198,6 +201,9 @@ const (
 	// in the results directory (harness/sharing's ChunksFile and PluginFile).
 	SharingChunks    = "sharing-chunks.txt"
 	SharingPluginOut = "sharing-plugin.txt"
+	// SharingPCsEnv, set on the host to a file, has the sharing plugin
+	// write its per-instruction diagnostic there (fsnshare.c, pcs=).
+	SharingPCsEnv = "FSNSUITE_SHARING_PCS"
 	// PerfCPUsEnv lists the CPUs the perf engine places its measured and
 	// helper threads on (harness/perf's PerfCPUsEnv), in the sharing
 	// profile the isolated vCPUs 1..CPUs.
@@ -322,6 +328,9 @@ func (c *Config) setDefaults() error {
 		c.ICount = true
 		if strings.ContainsAny(c.SharingPlugin, ",") {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin path %q has a comma: qemu's -plugin option cannot name it", c.SharingPlugin)}
+		}
+		if strings.Contains(os.Getenv(SharingPCsEnv), ",") {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("%s=%q has a comma: qemu's -plugin option cannot name it", SharingPCsEnv, os.Getenv(SharingPCsEnv))}
 		}
 		if _, err := os.Stat(c.SharingPlugin); err != nil {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin: %v (make sharing-plugin builds it)", err)}

@@ -13,6 +13,13 @@
  * fsnshare_core.c's; each window is written to FILE as it closes
  * (fsn_print), and an "end" line at exit. A store is counted on the line of
  * its first byte; stores to I/O (MMIO) are not counted.
+ *
+ * pcs=FILE (a diagnostic, FSNSUITE_SHARING_PCS on the host) also writes,
+ * per window, the counted stores per writing instruction and vCPU ("pc
+ * seq= vcpu= pc= stores="), and for the first 60 windows their order: runs
+ * of one vCPU's stores ("run seq= vcpu= n= first= last=") and the markers
+ * with the vCPU's join count before each ("marker seq= vcpu= op= active=").
+ * Two windows of one condition that differ show where.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -141,8 +148,16 @@ static void on_marker(unsigned int vcpu, void *udata)
 		struct fsn_window w;
 		if (fsn_stop(&counter, tag, &w)) {
 			fsn_print(out, &w);
-			if (pcs_out)
+			if (pcs_out) {
 				pcs_flush(w.seq);
+				/* Every shared line, not only the FSN_HOT_MAX hottest. */
+				for (size_t i = 0; i < counter.used; i++) {
+					const struct fsn_line *l = &counter.tab[counter.slots[i]];
+					if (l->writers & (l->writers - 1))
+						fprintf(pcs_out, "shared seq=%" PRIu64 " line=0x%" PRIx64 " writes=%" PRIu64 " writers=0x%" PRIx64 " pc=0x%" PRIx64 "\n",
+							w.seq, (l->key - 1) << FSN_LINE_SHIFT, l->writes, l->writers, l->pc);
+				}
+			}
 		}
 	}
 	pthread_mutex_unlock(&lock);
