@@ -8,7 +8,8 @@
 # control must see >= 1 remote write per write to one shared file and <= 0.1
 # for files of their own, and -aa must give the same figures on both sides
 # (harness/sharing). Results in results/sharing-<kernel>/ (sharing.txt).
-# 49-77 s on 2 cores without KVM (2026-12-05, Debian's 7.3, boot included).
+# 47-60 s on 2 cores without KVM (2026-12-05, Debian's 7.3, 2 measured vCPUs
+# and vCPU 0, boot included).
 #
 # Environment: VM_CPUS (measured vCPUs, 2), VM_RESULTS, FSNSUITE_VM_LOCK (the
 # VM lock), FSNSUITE_SHARING_PCS (a file: the plugin's per-instruction
