@@ -87,21 +87,37 @@ func (c *Crew) member(id, cpu int, started chan<- error) {
 // Run performs one run: it releases members 1..n-1, runs job(0) on the calling
 // thread, and waits for all of them. It returns the first member's error.
 func (c *Crew) Run() error {
+	// In the sharing profile only the jobs count: the calling thread's
+	// vCPU is left around the release and the wait, as each member joins
+	// its own around its job only, so the wake-ups that start and end a
+	// run (whose path depends on whether a member was still going to
+	// sleep, and which write the waiters' futex_q on their stacks) are in
+	// no window. Only a run inside a window (the engine joined the calling
+	// thread's vCPU) leaves and rejoins: a warm-up run outside one would
+	// otherwise leave a vCPU it never joined and then join it for good,
+	// counting member 0's waits in every later window.
+	joined := c.share && shareWindowJoined
 	if c.n > 1 {
 		c.left.Store(int32(c.n - 1))
 		c.done.Store(0)
+		if joined {
+			shareLeave()
+		}
 		c.gen.Add(1)
 		futexWake(&c.gen)
+		if joined {
+			shareJoin()
+		}
 	}
 	c.errs[0].Store(uint32(c.job(0)))
 	if c.n > 1 {
-		if c.share {
+		if joined {
 			shareLeave()
 		}
 		for c.done.Load() == 0 {
 			futexWait(&c.done, 0)
 		}
-		if c.share {
+		if joined {
 			shareJoin()
 		}
 	}

@@ -556,11 +556,13 @@ func (m *meter) block(conds [2]*Condition, spins [2]int, b int) (_ []RunRecord, 
 				// which join their own).
 				shareStart(ci)
 				shareJoin()
+				shareWindowJoined = true
 			}
 			t0 := now()
 			err := c.Run(r)
 			d := now() - t0
 			if m.share != nil {
+				shareWindowJoined = false
 				shareLeave()
 				shareStop(ci)
 				m.share.add(c.Name, ci, b, r.N)

@@ -2,7 +2,10 @@ package perf
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -10,6 +13,9 @@ import (
 
 // AllowedCPUs returns the CPUs this process may run on, in ascending order.
 func AllowedCPUs() ([]int, error) {
+	if v := os.Getenv(PerfCPUsEnv); v != "" {
+		return parsePerfCPUs(v)
+	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("sched_getaffinity: %w", err)
@@ -95,4 +101,34 @@ func PinForever(cpu int) error {
 		return fmt.Errorf("sched_setaffinity(cpu %d): %w", cpu, err)
 	}
 	return nil
+}
+
+// PerfCPUsEnv, when set, lists the CPUs ("1-2", "1,3") the engine places its
+// measured and helper threads on instead of the process's affinity: the
+// sharing profile's guest starts every process on a housekeeping vCPU and
+// names the isolated ones here (harness/vm's PerfCPUsEnv).
+const PerfCPUsEnv = "FSNSUITE_PERF_CPUS"
+
+// parsePerfCPUs parses a CPU list of PerfCPUsEnv: comma-separated CPUs and
+// ranges, ascending, each below the set's size.
+func parsePerfCPUs(v string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(v, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b >= len(unix.CPUSet{})*64 {
+			return nil, fmt.Errorf("%s=%q: want CPUs and ranges like 1-2,4", PerfCPUsEnv, v)
+		}
+		for c := a; c <= b; c++ {
+			if len(cpus) > 0 && c <= cpus[len(cpus)-1] {
+				return nil, fmt.Errorf("%s=%q: CPUs out of order or repeated", PerfCPUsEnv, v)
+			}
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }

@@ -38,6 +38,11 @@ func SharingChunkLine(suite, name, mode, phase, cond string, tag, block int, ops
 		suite, name, mode, phase, cond, tag, block, ops)
 }
 
+// shareWindowJoined is true while the engine's measuring thread has joined
+// its vCPU for a window (only that thread reads or writes it): a Crew's Run
+// then leaves the vCPU while it waits for its members, and joins it again.
+var shareWindowJoined bool
+
 // shareLog is the sharing profile's state of one experiment.
 type shareLog struct {
 	suite, name, mode string

@@ -63,8 +63,14 @@ func TestAnalyzeAA(t *testing.T) {
 	if f.Metric != RemoteWritesPerOp || f.Base.Center != 2 || f.Cond.Center != 2 || !f.Exact || f.Ratio.Lo != 1 || f.Ratio.Hi != 1 {
 		t.Errorf("figure %+v", f)
 	}
-	if !strings.HasPrefix(k.Verdict, "pass") {
-		t.Errorf("verdict %q, want pass", k.Verdict)
+	if !strings.HasPrefix(k.Verdict, "pass: -aa no difference (identical figures)") {
+		t.Errorf("verdict %q, want a pass saying the figures are identical", k.Verdict)
+	}
+	// 4000 against 4001 remote writes per 2000 ops print alike (2 and
+	// 2.001 do not): identical as printed, else only within the floor.
+	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4002}, nil)
+	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "pass: -aa no difference (within the floor)") {
+		t.Errorf("2 and 2.001 per op: verdict %q, want a pass within the floor", k.Verdict)
 	}
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4100}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
@@ -141,8 +147,19 @@ func TestJoinRefusesIncompleteCounts(t *testing.T) {
 			t.Errorf("Join with %q: %v, want an error saying the counts are incomplete", end, err)
 		}
 	}
-	if _, err := Join(&Plugin{End: "end windows=0 orphan_stops=0 restarts=0 dropped=0 unmatched_leaves=1 oom=0"}, nil); err != nil {
+	if _, err := Join(&Plugin{End: "end windows=0 orphan_stops=0 restarts=0 dropped=0 unmatched_leaves=0 joined_at_start=0 oom=0"}, nil); err != nil {
 		t.Errorf("Join with clean counters: %v", err)
+	}
+}
+
+// A join/leave protocol that does not pair voids the run: a vCPU left joined
+// counts another thread's work (the measuring thread's waits) in every later
+// window, which is what made -aa's kstores/op spread 2% (issue 36).
+func TestJoinRefusesUnpairedJoins(t *testing.T) {
+	for _, end := range []string{"end windows=0 unmatched_leaves=1 joined_at_start=0", "end windows=0 unmatched_leaves=0 joined_at_start=4"} {
+		if _, err := Join(&Plugin{End: end}, nil); err == nil || !strings.Contains(err.Error(), "do not pair") {
+			t.Errorf("Join with %q: %v, want an error saying the markers do not pair", end, err)
+		}
 	}
 }
 

@@ -198,3 +198,26 @@ func TestCoreGrowth(t *testing.T) {
 		t.Errorf("end line %q", p.End)
 	}
 }
+
+// TestCoreJoinedAtStart: the engine's protocol (start, join, ..., leave,
+// stop) leaves no vCPU joined at the next start; a join without its leave
+// (a Crew's warm-up run before the fix) is counted in the end line, which
+// Join refuses.
+func TestCoreJoinedAtStart(t *testing.T) {
+	bin := traceDriver(t)
+	window := "start 0\njoin 1\nstore 1 " + kpc + " 1000\nleave 1\nstop 0\n"
+	for _, tc := range []struct {
+		name, trace, want string
+	}{
+		{"paired", window + window, "joined_at_start=0"},
+		{"join_left_over", "join 1\n" + window, "joined_at_start=1"},
+		{"leave_without_join", "leave 1\njoin 1\n" + window + window, "joined_at_start=2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := runTrace(t, bin, tc.trace)
+			if !strings.Contains(p.End, " "+tc.want+" ") {
+				t.Errorf("end line %q, want %s", p.End, tc.want)
+			}
+		})
+	}
+}

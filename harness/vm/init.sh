@@ -104,6 +104,7 @@ fi
 
 mkdir -p /results
 gcov=0
+housekeeping=
 . /etc/fsnsuite/run.conf
 gcovdir=/sys/kernel/debug/gcov
 gcov_files=0
@@ -136,8 +137,15 @@ cd /tmp
 export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results
 # stderr goes through a pipe so the runner does not take ttyS2 for a terminal.
 rc=1
+# The sharing profile: every process of the suite starts on the housekeeping
+# vCPU (run.conf's mask); the perf engine pins the measured threads elsewhere.
+bind=
+if [ -n "$housekeeping" ]; then
+	bind="taskset $housekeeping"
+	say housekeeping "$housekeeping nohz_full=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
+fi
 {
-	"$runner" "$@" >$out
+	$bind "$runner" "$@" >$out
 	echo $? >/run/fsnsuite.rc
 } 2>&1 | cat >$errport
 read -r rc </run/fsnsuite.rc

@@ -24,7 +24,7 @@ var busyboxApplets = []string{
 	"lsmod", "reboot", "poweroff", "stty", "tar", "gzip", "base64", "sleep", "uname",
 	"zcat", "grep", "ls", "rm", "ln", "cp", "mv", "sync", "nproc", "true", "false",
 	"test", "[", "env", "id", "ps", "kill", "dmesg", "sed", "awk", "head", "tail",
-	"wc", "cut", "sort", "touch", "chmod", "stat", "losetup", "sysctl",
+	"wc", "cut", "sort", "touch", "chmod", "stat", "losetup", "sysctl", "taskset",
 }
 
 // libDirs are searched for an ELF's DT_NEEDED libraries.
@@ -239,6 +239,11 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 	}
 	if cfg.GcovDir != "" {
 		conf.WriteString("gcov=1\n")
+	}
+	if cfg.housekeeping {
+		// /init starts the runner bound to vCPU 0 (taskset mask 0x1);
+		// the perf engine pins its measured threads to PerfCPUsEnv's.
+		conf.WriteString("housekeeping=0x1\n")
 	}
 	conf.WriteString("set --")
 	for _, a := range cfg.Args {

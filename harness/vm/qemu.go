@@ -86,6 +86,15 @@ func mknodConsole(path string) error {
 	return syscall.Mknod(path, syscall.S_IFCHR|0o600, 5<<8|1)
 }
 
+// vcpus is the guest's vCPU count: CPUs, and vCPU 0 for housekeeping in
+// the sharing profile.
+func (c *Config) vcpus() int {
+	if c.housekeeping {
+		return c.CPUs + 1
+	}
+	return c.CPUs
+}
+
 // qemuArgs builds the qemu command line. The console and the two guest
 // output ports are written to the inherited fds 3, 4 and 5.
 func (c *Config) qemuArgs(accel, initrd string) []string {
@@ -110,12 +119,17 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 	}
 	args = append(args, accelArgs...)
 	if c.SharingPlugin != "" {
-		args = append(args, "-plugin", "file="+c.SharingPlugin+",out="+c.sharingOut)
+		plugin := "file=" + c.SharingPlugin + ",out=" + c.sharingOut
+		// The plugin's per-instruction diagnostic (fsnshare.c, pcs=).
+		if pcs := os.Getenv(SharingPCsEnv); pcs != "" {
+			plugin += ",pcs=" + pcs
+		}
+		args = append(args, "-plugin", plugin)
 	}
 	return append(args, "-cpu", cpu,
 		"-m", strconv.Itoa(c.MemMB),
 		// Without ACPI only -smp with explicit sockets gives the guest all CPUs.
-		"-smp", fmt.Sprintf("%d,sockets=%d,cores=1,threads=1", c.CPUs, c.CPUs),
+		"-smp", fmt.Sprintf("%d,sockets=%d,cores=1,threads=1", c.vcpus(), c.vcpus()),
 		"-kernel", c.Kernel, "-initrd", initrd, "-append", appendLine,
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "file,id=out,path=/proc/self/fd/4", "-serial", "chardev:out",
@@ -461,6 +475,8 @@ func (m *monitor) outLine(s string) error {
 		case "rng":
 		case "clocksource":
 			m.cfg.progressf("guest clocksource: %s", strings.Join(f[1:], " "))
+		case "housekeeping":
+			m.cfg.progressf("guest processes bound to CPU mask %s", strings.Join(f[1:], ", kernel "))
 		case "start":
 			m.running = true
 			m.cfg.progressf("%s runner started", m.elapsed())

@@ -58,8 +58,9 @@ const (
 // timeout).
 const ICountCPUs = 1
 
-// SharingCPUs is the guest CPU count of the sharing profile when Config.CPUs
-// is 0: two clients on two vCPUs is the smallest case that shares.
+// SharingCPUs is the sharing profile's count of measured vCPUs when
+// Config.CPUs is 0: two clients on two vCPUs is the smallest case that
+// shares. The guest has one vCPU more, vCPU 0, for everything else.
 const SharingCPUs = 2
 
 // DefaultTCGArgs are runner flags put before Config.Args when the guest runs
@@ -167,13 +168,19 @@ type Config struct {
 	// (scripts/vm/sharing/fsnshare.so, make sharing-plugin) loaded, the
 	// guest runner told where to log its chunks (perf.SharingEnv), the
 	// kernel booted with nokaslr (so its System.map names the writers), and
-	// SharingCPUs vCPUs unless CPUs says otherwise. The plugin's output and
+	// SharingCPUs measured vCPUs unless CPUs says otherwise, isolated
+	// (SharingIsolationAppend, SharingGODEBUG, PerfCPUsEnv) from vCPU 0,
+	// which qemu adds for the rest of the guest. The plugin's output and
 	// the guest's chunk log land in ResultsDir as sharing-plugin.txt and
 	// sharing-chunks.txt.
 	SharingPlugin string
 
 	modVersion string // version of the module tree put in the guest
 	sharingOut string // the sharing plugin's output file (in the work directory)
+	// housekeeping: the guest gets one vCPU more than CPUs, vCPU 0, where
+	// everything but the measured threads runs (the sharing profile's
+	// isolation, SharingIsolationAppend).
+	housekeeping bool
 }
 
 // Environment of the guest runner, set by /init from run.conf (the perf
@@ -196,6 +203,13 @@ const (
 	// in the results directory (harness/sharing's ChunksFile and PluginFile).
 	SharingChunks    = "sharing-chunks.txt"
 	SharingPluginOut = "sharing-plugin.txt"
+	// SharingPCsEnv, set on the host to a file, has the sharing plugin
+	// write its per-instruction diagnostic there (fsnshare.c, pcs=).
+	SharingPCsEnv = "FSNSUITE_SHARING_PCS"
+	// PerfCPUsEnv lists the CPUs the perf engine places its measured and
+	// helper threads on (harness/perf's PerfCPUsEnv), in the sharing
+	// profile the isolated vCPUs 1..CPUs.
+	PerfCPUsEnv = "FSNSUITE_PERF_CPUS"
 	// HostResultsEnv is the host directory the guest's results are copied
 	// into (Config.ResultsDir, absolute): the guest runner's summary names
 	// it, not its own /results, in the commands it suggests.
@@ -205,6 +219,24 @@ const (
 // LeftOutReason is the skip reason of a runtest line naming a perf binary
 // that is not in the guest.
 const LeftOutReason = "perf binaries are not in the guest without -perf (no KVM: under TCG emulation their figures would mean nothing)"
+
+// SharingIsolationAppend is the kernel command line the sharing profile
+// adds (%s: the measured vCPUs, 1..CPUs), so that a window holds the
+// measured threads' kernel work and nothing else, the same in every window:
+// nohz_full= stops the scheduler tick on a vCPU running one task
+// (Documentation/timers/no_hz.rst; kernels built without CONFIG_NO_HZ_FULL,
+// Debian's 5.10, ignore it and keep the tick), irqaffinity= sends device
+// interrupts to vCPU 0 (Documentation/admin-guide/kernel-parameters.txt),
+// and randomize_kstack_offset=off keeps each syscall's stack at one offset
+// (the lines a syscall writes on its stack are then the same every time).
+const SharingIsolationAppend = "nohz_full=%s irqaffinity=0 randomize_kstack_offset=off"
+
+// SharingGODEBUG turns off the Go runtime's asynchronous preemption in the
+// sharing profile's guest: sysmon would otherwise signal a long-running
+// measured thread (SIGURG), whose signal delivery and return
+// (x64_setup_rt_frame, restore_sigcontext: thousands of kernel stores) land
+// in some windows and not in others.
+const SharingGODEBUG = "GODEBUG=asyncpreemptoff=1"
 
 // ICountAppend is the kernel command line ICount adds: the TSC as the
 // clocksource (under -icount qemu derives it from the instruction count, so
@@ -237,6 +269,12 @@ func (c *Config) applyMode() (accel, mode string, err error) {
 	if c.SharingPlugin != "" {
 		c.Env = append(c.Env, SharingEnv+"="+GuestResultsDir+"/"+SharingChunks)
 		c.ExtraAppend = strings.TrimSpace("nokaslr " + c.ExtraAppend)
+		if c.housekeeping {
+			cpus := fmt.Sprintf("1-%d", c.CPUs)
+			c.ExtraAppend = strings.TrimSpace(fmt.Sprintf(SharingIsolationAppend, cpus) + " " + c.ExtraAppend)
+			c.Env = append(c.Env, PerfCPUsEnv+"="+cpus, SharingGODEBUG)
+			c.progressf("sharing profile: %d vCPUs for the measured threads (1-%d: nohz_full, no device interrupts, the perf engine's CPUs) and vCPU 0 for everything else (the guest's processes start bound to it)", c.CPUs, c.CPUs)
+		}
 		c.progressf("sharing profile: qemu plugin %s counts kernel-mode stores by vCPU and 64-byte physical line between the perf engine's markers; its record and the guest's chunk log go to %s and %s", c.SharingPlugin, SharingPluginOut, SharingChunks)
 	}
 	if c.ICount {
@@ -293,12 +331,16 @@ func (c *Config) setDefaults() error {
 		if strings.ContainsAny(c.SharingPlugin, ",") {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin path %q has a comma: qemu's -plugin option cannot name it", c.SharingPlugin)}
 		}
+		if strings.Contains(os.Getenv(SharingPCsEnv), ",") {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("%s=%q has a comma: qemu's -plugin option cannot name it", SharingPCsEnv, os.Getenv(SharingPCsEnv))}
+		}
 		if _, err := os.Stat(c.SharingPlugin); err != nil {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin: %v (make sharing-plugin builds it)", err)}
 		}
 		if c.CPUs <= 0 {
 			c.CPUs = SharingCPUs
 		}
+		c.housekeeping = true
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = DefaultCPUs

@@ -13,6 +13,13 @@
  * fsnshare_core.c's; each window is written to FILE as it closes
  * (fsn_print), and an "end" line at exit. A store is counted on the line of
  * its first byte; stores to I/O (MMIO) are not counted.
+ *
+ * pcs=FILE (a diagnostic, FSNSUITE_SHARING_PCS on the host) also writes,
+ * per window, the counted stores per writing instruction and vCPU ("pc
+ * seq= vcpu= pc= stores="), and for the first 60 windows their order: runs
+ * of one vCPU's stores ("run seq= vcpu= n= first= last=") and the markers
+ * with the vCPU's join count before each ("marker seq= vcpu= op= active=").
+ * Two windows of one condition that differ show where.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -33,6 +40,69 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
 static uint64_t io_stores;
 
+/* pcs=FILE (a diagnostic): every window's kernel stores per writing
+ * instruction and vCPU, "pc seq=N vcpu=V pc=0x... stores=K", to find what
+ * makes two windows of one condition differ. */
+#define PCS_CAP (1u << 16)
+static FILE *pcs_out;
+static struct pcs_slot { uint64_t pc; uint32_t vcpu; uint64_t n; } *pcs_tab;
+static size_t pcs_used;
+
+static void pcs_add(unsigned vcpu, uint64_t pc)
+{
+	uint64_t h = (pc * 0x9e3779b97f4a7c15ULL) ^ vcpu;
+	for (size_t i = (h >> 40) & (PCS_CAP - 1), k = 0; k < PCS_CAP; i = (i + 1) & (PCS_CAP - 1), k++) {
+		struct pcs_slot *s = &pcs_tab[i];
+		if (s->n && s->pc == pc && s->vcpu == vcpu) {
+			s->n++;
+			return;
+		}
+		if (!s->n) {
+			if (pcs_used * 10 > PCS_CAP * 7)
+				return;
+			s->pc = pc;
+			s->vcpu = vcpu;
+			s->n = 1;
+			pcs_used++;
+			return;
+		}
+	}
+}
+
+/* The order of a window: runs of stores by one vCPU and the markers, for
+ * the first windows only (pcs= set). */
+static unsigned trace_vcpu = ~0u;
+static uint64_t trace_n, trace_first, trace_last, trace_windows;
+static void trace_end(void)
+{
+	if (trace_n && trace_windows < 60)
+		fprintf(pcs_out, "run seq=%" PRIu64 " vcpu=%u n=%" PRIu64 " first=0x%" PRIx64 " last=0x%" PRIx64 "\n",
+			counter.seq, trace_vcpu, trace_n, trace_first, trace_last);
+	trace_n = 0;
+	trace_vcpu = ~0u;
+}
+static void trace_store(unsigned vcpu, uint64_t pc)
+{
+	if (vcpu != trace_vcpu)
+		trace_end();
+	if (!trace_n)
+		trace_first = pc;
+	trace_vcpu = vcpu;
+	trace_last = pc;
+	trace_n++;
+}
+
+static void pcs_flush(uint64_t seq)
+{
+	for (size_t i = 0; i < PCS_CAP; i++) {
+		if (pcs_tab[i].n)
+			fprintf(pcs_out, "pc seq=%" PRIu64 " vcpu=%u pc=0x%" PRIx64 " stores=%" PRIu64 "\n", seq, pcs_tab[i].vcpu,
+				pcs_tab[i].pc, pcs_tab[i].n);
+	}
+	memset(pcs_tab, 0, PCS_CAP * sizeof *pcs_tab);
+	pcs_used = 0;
+}
+
 static void on_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	if (!counter.open || !qemu_plugin_mem_is_store(info))
@@ -43,8 +113,14 @@ static void on_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
 	pthread_mutex_lock(&lock);
 	if (qemu_plugin_hwaddr_is_io(hw))
 		io_stores++;
-	else
+	else {
+		uint64_t before = counter.stores;
 		fsn_store(&counter, vcpu, (uint64_t)(uintptr_t)udata, qemu_plugin_hwaddr_phys_addr(hw));
+		if (pcs_out && counter.stores != before) {
+			pcs_add(vcpu, (uint64_t)(uintptr_t)udata);
+			trace_store(vcpu, (uint64_t)(uintptr_t)udata);
+		}
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -52,7 +128,17 @@ static void on_marker(unsigned int vcpu, void *udata)
 {
 	unsigned v = (unsigned)(uintptr_t)udata, op = v >> 8, tag = v & 0xff;
 	pthread_mutex_lock(&lock);
+	if (pcs_out && counter.open) {
+		trace_end();
+		if (trace_windows < 60)
+			fprintf(pcs_out, "marker seq=%" PRIu64 " vcpu=%u op=%u active=%u\n", counter.seq, vcpu, op,
+				vcpu < FSN_MAX_VCPUS ? counter.active[vcpu] : 0);
+		if (op == FSN_OP_STOP)
+			trace_windows++;
+	}
 	if (op == FSN_OP_START) {
+		if (pcs_out)
+			memset(pcs_tab, 0, PCS_CAP * sizeof *pcs_tab), pcs_used = 0;
 		fsn_start(&counter, tag);
 	} else if (op == FSN_OP_JOIN) {
 		fsn_join(&counter, vcpu);
@@ -60,8 +146,19 @@ static void on_marker(unsigned int vcpu, void *udata)
 		fsn_leave(&counter, vcpu);
 	} else {
 		struct fsn_window w;
-		if (fsn_stop(&counter, tag, &w))
+		if (fsn_stop(&counter, tag, &w)) {
 			fsn_print(out, &w);
+			if (pcs_out) {
+				pcs_flush(w.seq);
+				/* Every shared line, not only the FSN_HOT_MAX hottest. */
+				for (size_t i = 0; i < counter.used; i++) {
+					const struct fsn_line *l = &counter.tab[counter.slots[i]];
+					if (l->writers & (l->writers - 1))
+						fprintf(pcs_out, "shared seq=%" PRIu64 " line=0x%" PRIx64 " writes=%" PRIu64 " writers=0x%" PRIx64 " pc=0x%" PRIx64 "\n",
+							w.seq, (l->key - 1) << FSN_LINE_SHIFT, l->writes, l->writers, l->pc);
+				}
+			}
+		}
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -90,10 +187,14 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	(void)p;
 	pthread_mutex_lock(&lock);
 	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
-		" io_stores=%" PRIu64 " oom=%d open=%d\n",
-		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves, io_stores, counter.oom, counter.open);
+		" joined_at_start=%" PRIu64 " io_stores=%" PRIu64 " oom=%d open=%d\n",
+		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves,
+		counter.joined_at_start, io_stores, counter.oom, counter.open);
 	fclose(out);
 	out = NULL;
+	if (pcs_out)
+		fclose(pcs_out);
+	pcs_out = NULL;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -103,6 +204,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int i = 0; i < argc; i++) {
 		if (strncmp(argv[i], "out=", 4) == 0)
 			path = argv[i] + 4;
+		else if (strncmp(argv[i], "pcs=", 4) == 0) {
+			pcs_out = fopen(argv[i] + 4, "w");
+			pcs_tab = calloc(PCS_CAP, sizeof *pcs_tab);
+			if (!pcs_out || !pcs_tab) {
+				perror(argv[i] + 4);
+				return -1;
+			}
+		}
 		else {
 			fprintf(stderr, "fsnshare: unknown argument %s (want out=FILE)\n", argv[i]);
 			return -1;

@@ -68,6 +68,16 @@ void fsn_start(struct fsn_counter *c, unsigned tag)
 {
 	if (c->open)
 		c->restarts++;
+	/* The engine joins its vCPU after the start marker and every member
+	 * leaves before the stop: a vCPU still joined here is a join without
+	 * its leave, which would count work outside any workload in every
+	 * window from now on. */
+	for (unsigned v = 0; v < FSN_MAX_VCPUS; v++) {
+		if (c->active[v]) {
+			c->joined_at_start++;
+			break;
+		}
+	}
 	clear(c);
 	c->open = 1;
 	c->tag = tag;

@@ -93,6 +93,7 @@ struct fsn_counter {
 	uint64_t dropped;   /* stores of a vCPU index >= FSN_MAX_VCPUS (never on our VMs) */
 	uint64_t orphan_stops, restarts;
 	uint64_t unmatched_leaves; /* a leave on a vCPU that had not joined */
+	uint64_t joined_at_start;  /* windows started with a vCPU still joined */
 	int oom;
 	uint32_t active[FSN_MAX_VCPUS]; /* joins minus leaves per vCPU (kept across windows) */
 };

@@ -1,15 +1,19 @@
 #!/bin/sh
 # sharingcheck.sh [KERNEL [runtest lines...]] — the sharing profile end to
 # end: build the plugin (build.sh), fetch KERNEL (default debian-7.3, as
-# vmcheck.sh does), boot it under qemu with -vm-sharing on 2 vCPUs and run
+# vmcheck.sh does), boot it under qemu with -vm-sharing on 2 measured vCPUs
+# (and vCPU 0 for the rest of the guest) and run
 # perf_parent_write's control, samefile_private_n2, once gated and once
 # with -aa (-budget 2s each). Exit 1 when the host's verdicts fail: the
 # control must see >= 1 remote write per write to one shared file and <= 0.1
 # for files of their own, and -aa must give the same figures on both sides
 # (harness/sharing). Results in results/sharing-<kernel>/ (sharing.txt).
-# 49-77 s on 2 cores without KVM (2026-12-05, Debian's 7.3, boot included).
+# 47-60 s on 2 cores without KVM (2026-12-05, Debian's 7.3, 2 measured vCPUs
+# and vCPU 0, boot included).
 #
-# Environment: VM_CPUS (2), VM_RESULTS, FSNSUITE_VM_LOCK (the VM lock).
+# Environment: VM_CPUS (measured vCPUs, 2), VM_RESULTS, FSNSUITE_VM_LOCK (the
+# VM lock), FSNSUITE_SHARING_PCS (a file: the plugin's per-instruction
+# diagnostic, harness/perf/README.md "Finding what differs").
 set -eu
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 spec=${1:-debian-7.3}
