@@ -86,6 +86,9 @@ func (c *Crew) member(id, cpu int, started chan<- error) {
 
 // Run performs one run: it releases members 1..n-1, runs job(0) on the calling
 // thread, and waits for all of them. It returns the first member's error.
+// Call it on the measuring goroutine (the engine's Condition.Run): in the
+// sharing profile it reads shareWindowJoined, which only that goroutine
+// writes.
 func (c *Crew) Run() error {
 	// In the sharing profile only the jobs count: the calling thread's
 	// vCPU is left around the release and the wait, as each member joins

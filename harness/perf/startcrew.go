@@ -1,11 +1,18 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
 	"golang.org/x/sys/unix"
 )
+
+// ErrOversubscribed is StartCrew's error, in the sharing profile, for more
+// clients than measured vCPUs: the profile counts each vCPU's kernel work
+// while a client runs there, so each client needs a vCPU of its own. A case
+// skips on it, naming the -vm-cpus that would run it.
+var ErrOversubscribed = errors.New("sharing profile: each client needs a measured vCPU of its own")
 
 // StartCrew starts a Crew of n members running job on the CPUs of this
 // machine's plan, in CPUOrder(plan.Worker, plan.Helper, allowed), and returns
@@ -29,6 +36,12 @@ func StartCrew(n int, job func(id int) unix.Errno, cleanup func(func())) (*Crew,
 		return nil, CPUPlan{}, nil, err
 	}
 	cpus := CPUOrder(plan.Worker, plan.Helper, allowed)
+	if Sharing() && n > len(cpus) {
+		// Two members on one vCPU: the one waiting for its turn is on a
+		// joined vCPU, so its wait (a context switch, the wake-up) would
+		// be counted as the workload's.
+		return nil, CPUPlan{}, nil, fmt.Errorf("%w: %d clients on %d measured vCPUs (-vm-cpus %d)", ErrOversubscribed, n, len(cpus), n)
+	}
 	c, err := NewCrew(n, cpus, job)
 	if err != nil {
 		return nil, CPUPlan{}, nil, err

@@ -51,7 +51,8 @@ func Join(p *Plugin, chunks []Chunk) ([]Measured, error) {
 			}
 		case "unmatched_leaves", "joined_at_start":
 			if v != "0" {
-				return nil, fmt.Errorf("the plugin's end line says %s=%s (%s): the workload's join and leave markers do not pair, so the windows count work outside the measured threads", k, v, p.End)
+				return nil, fmt.Errorf("the plugin's end line says %s=%s%s (%s): the workload's join and leave markers do not pair, so the windows count work outside the measured threads",
+					k, v, firstWindow(p.End, "first_"+k, chunks), p.End)
 			}
 		}
 	}
@@ -68,6 +69,28 @@ func Join(p *Plugin, chunks []Chunk) ([]Measured, error) {
 		out[i] = Measured{c, w}
 	}
 	return out, nil
+}
+
+// firstWindow names the window an end-line field (first_joined_at_start,
+// first_unmatched_leaves: a window's seq) points at, with its chunk's case
+// and condition when the chunk log has it.
+func firstWindow(end, key string, chunks []Chunk) string {
+	for _, f := range strings.Fields(end) {
+		v, ok := strings.CutPrefix(f, key+"=")
+		if !ok {
+			continue
+		}
+		seq, err := strconv.Atoi(v)
+		if err != nil || seq <= 0 {
+			return ""
+		}
+		if seq <= len(chunks) {
+			c := chunks[seq-1]
+			return fmt.Sprintf(", first in window %d: %s %s %s", seq, c.Suite, c.Case, c.Cond)
+		}
+		return fmt.Sprintf(", first in window %d", seq)
+	}
+	return ""
 }
 
 // Metric names, per operation (Ops of the window) unless said otherwise.
@@ -286,14 +309,21 @@ func Same(f Figure) bool {
 	return f.Ratio.Lo <= 1 && 1 <= f.Ratio.Hi
 }
 
-// Identical reports whether f's two medians are the same figure as printed
-// (4 significant digits): in the isolated guest the windows of one
-// condition still differ by a few stores in hundreds of thousands, from the
-// kernel's own clock (a file's ctime updated once more when the coarse clock
-// ticked during the window, a jiffy's time accounting), which no median
-// hides in the last digits.
+// IdenticalWithin is the relative difference under which two -aa medians
+// are the same figure: one part in 10^4, the resolution of the 4
+// significant digits they are printed with. In the isolated guest the
+// windows of one condition still differ by a few stores in hundreds of
+// thousands, from the kernel's own clock (a file's ctime updated once more
+// when the coarse clock ticked during the window, a jiffy's time
+// accounting); comparing the printed strings instead would call 372.549
+// and 372.551 different.
+const IdenticalWithin = 1e-4
+
+// Identical reports whether f's two medians are the same figure: equal, or
+// within IdenticalWithin of each other.
 func Identical(f Figure) bool {
-	return plain(f.Base.Center, false) == plain(f.Cond.Center, false)
+	a, b := f.Base.Center, f.Cond.Center
+	return a == b || math.Abs(a-b) <= IdenticalWithin*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // verdict judges -aa cases (no difference in remote writes and kernel
@@ -336,11 +366,45 @@ func iv(i perf.Interval) string {
 	return fmt.Sprintf("%.4g [%.4g,%.4g]", i.Center, i.Lo, i.Hi)
 }
 
+// IsolationFile is the guest's account of its isolation in a results
+// directory (harness/vm's SharingIsolation, written by its /init).
+const IsolationFile = "sharing-isolation.txt"
+
+// ReadIsolation describes the guest's isolation from dir's IsolationFile in
+// one line for the report, "" when there is none (a run before the
+// isolation). The file comes from the guest: only its known keys, with
+// CPU-list values, are used.
+func ReadIsolation(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, IsolationFile))
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	kv := map[string]string{}
+	for _, f := range strings.Fields(string(b)) {
+		k, v, _ := strings.Cut(f, "=")
+		if strings.Trim(v, "0123456789-,x") != "" {
+			return "isolation: unreadable account (" + IsolationFile + ")"
+		}
+		kv[k] = v
+	}
+	if kv["nohz_full"] == "" {
+		return fmt.Sprintf("isolation: guest processes on CPU mask %s, online CPUs %s; nohz_full not in effect (a kernel without CONFIG_NO_HZ_FULL): the measured vCPUs keep the scheduler tick, so kstores/op differ between windows in the fourth digit", kv["housekeeping"], kv["online"])
+	}
+	return fmt.Sprintf("isolation: guest processes on CPU mask %s, measured vCPUs %s nohz_full (online CPUs %s)", kv["housekeeping"], kv["nohz_full"], kv["online"])
+}
+
 // Format writes the report: per case, a verdict line if any, then per metric
 // both conditions with intervals and the ratio, then the hottest writers.
-func Format(w io.Writer, cases []*Case) {
+func Format(w io.Writer, cases []*Case) { FormatWith(w, cases, "") }
+
+// FormatWith is Format with the guest's isolation (ReadIsolation) in the
+// header when not "".
+func FormatWith(w io.Writer, cases []*Case, isolation string) {
 	fmt.Fprintln(w, "# sharing profile: kernel-mode stores to 64-byte physical lines written by more than one vCPU in a chunk;")
 	fmt.Fprintln(w, "# a count of coherence-relevant writes, a lower bound on cross-CPU traffic, not time (harness/perf/README.md)")
+	if isolation != "" {
+		fmt.Fprintf(w, "# %s\n", isolation)
+	}
 	for _, c := range cases {
 		fmt.Fprintf(w, "%s %s (%s): %d blocks, %d windows of %d ops\n", c.Suite, c.Name, c.Mode, c.Blocks, c.Windows, c.OpsPerWindow)
 		if c.Verdict != "" {
@@ -461,6 +525,7 @@ func Report(dir, systemMap string) ([]*Case, bool, error) {
 		}
 	}
 	cases := Analyze(ms, sym)
+	isolation := ReadIsolation(dir)
 	failed := false
 	for _, c := range cases {
 		failed = failed || strings.HasPrefix(c.Verdict, "fail")
@@ -469,7 +534,7 @@ func Report(dir, systemMap string) ([]*Case, bool, error) {
 	if err != nil {
 		return cases, failed, fmt.Errorf("sharing: %w", err)
 	}
-	Format(f, cases)
+	FormatWith(f, cases, isolation)
 	if err := f.Close(); err != nil {
 		return cases, failed, fmt.Errorf("sharing: %s: %w", ReportFile, err)
 	}

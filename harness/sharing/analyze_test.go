@@ -2,6 +2,8 @@ package sharing
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,11 +68,15 @@ func TestAnalyzeAA(t *testing.T) {
 	if !strings.HasPrefix(k.Verdict, "pass: -aa no difference (identical figures)") {
 		t.Errorf("verdict %q, want a pass saying the figures are identical", k.Verdict)
 	}
-	// 4000 against 4001 remote writes per 2000 ops print alike (2 and
-	// 2.001 do not): identical as printed, else only within the floor.
+	// 2 and 2.001 remote writes per op are 5 parts in 10^4 apart: within
+	// the floor, not identical; 745099 and 745101 stores per 2000 ops
+	// (372.5495 and 372.5505, printed 372.5 and 372.6) are identical.
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4002}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "pass: -aa no difference (within the floor)") {
 		t.Errorf("2 and 2.001 per op: verdict %q, want a pass within the floor", k.Verdict)
+	}
+	if !Identical(Figure{Base: perf.Interval{Center: 745099.0 / 2000}, Cond: perf.Interval{Center: 745101.0 / 2000}}) {
+		t.Errorf("372.5495 and 372.5505 per op: not identical, want identical (one part in 10^4)")
 	}
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4100}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
@@ -160,6 +166,34 @@ func TestJoinRefusesUnpairedJoins(t *testing.T) {
 		if _, err := Join(&Plugin{End: end}, nil); err == nil || !strings.Contains(err.Error(), "do not pair") {
 			t.Errorf("Join with %q: %v, want an error saying the markers do not pair", end, err)
 		}
+	}
+	// The error names the first window it happened in, with its case.
+	_, err := Join(&Plugin{End: "end windows=1 unmatched_leaves=0 joined_at_start=1 first_unmatched_leaves=0 first_joined_at_start=1"},
+		[]Chunk{{Suite: "perf_x", Case: "c_n2", Cond: "none"}})
+	if err == nil || !strings.Contains(err.Error(), "first in window 1: perf_x c_n2 none") {
+		t.Errorf("Join with a join left over in window 1: %v, want the window and its case named", err)
+	}
+}
+
+// TestReadIsolation: the guest's account becomes the report's header line,
+// saying when nohz_full is not in effect; an account with anything but CPU
+// lists is not repeated.
+func TestReadIsolation(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"housekeeping=0x1 nohz_full=1-2 online=0-2\n", "measured vCPUs 1-2 nohz_full"},
+		{"housekeeping=0x1 nohz_full= online=0-2\n", "nohz_full not in effect"},
+		{"housekeeping=0x1 nohz_full=$(reboot) online=0-2\n", "unreadable"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, IsolationFile), []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := ReadIsolation(dir); !strings.Contains(got, tc.want) {
+			t.Errorf("ReadIsolation(%q) = %q, want it to say %q", tc.file, got, tc.want)
+		}
+	}
+	if got := ReadIsolation(t.TempDir()); got != "" {
+		t.Errorf("ReadIsolation of a run without the file = %q, want \"\"", got)
 	}
 }
 

@@ -106,6 +106,19 @@ mkdir -p /results
 gcov=0
 housekeeping=
 . /etc/fsnsuite/run.conf
+# The sharing profile: this shell and so every process it starts (the
+# runner, the pipes' cat) run on the housekeeping vCPU (run.conf's mask);
+# the perf engine pins its threads to the measured ones. The kernel's
+# nohz_full set goes to the results for the host's report.
+if [ -n "$housekeeping" ]; then
+	if ! taskset -p "$housekeeping" $$ >/dev/null 2>&1; then
+		say housekeeping-failed "taskset -p $housekeeping $$"
+		finish
+	fi
+	mkdir -p /results
+	echo "housekeeping=$housekeeping nohz_full=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null) online=$(cat /sys/devices/system/cpu/online 2>/dev/null)" >/results/sharing-isolation.txt
+	say housekeeping "$housekeeping nohz_full=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
+fi
 gcovdir=/sys/kernel/debug/gcov
 gcov_files=0
 # gcov_snapshot DIR: copy every .gcda file. debugfs reports a size of 0 for
@@ -137,15 +150,8 @@ cd /tmp
 export FSNSUITE_IN_VM=1 FSNSUITE_RESULTS_DIR=/results
 # stderr goes through a pipe so the runner does not take ttyS2 for a terminal.
 rc=1
-# The sharing profile: every process of the suite starts on the housekeeping
-# vCPU (run.conf's mask); the perf engine pins the measured threads elsewhere.
-bind=
-if [ -n "$housekeeping" ]; then
-	bind="taskset $housekeeping"
-	say housekeeping "$housekeeping nohz_full=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
-fi
 {
-	$bind "$runner" "$@" >$out
+	"$runner" "$@" >$out
 	echo $? >/run/fsnsuite.rc
 } 2>&1 | cat >$errport
 read -r rc </run/fsnsuite.rc

@@ -120,9 +120,10 @@ func (c *Config) qemuArgs(accel, initrd string) []string {
 	args = append(args, accelArgs...)
 	if c.SharingPlugin != "" {
 		plugin := "file=" + c.SharingPlugin + ",out=" + c.sharingOut
-		// The plugin's per-instruction diagnostic (fsnshare.c, pcs=).
-		if pcs := os.Getenv(SharingPCsEnv); pcs != "" {
-			plugin += ",pcs=" + pcs
+		// The plugin's per-instruction diagnostic (fsnshare.c, pcs=), in
+		// the private work directory beside its record.
+		if c.sharingPCs() {
+			plugin += ",pcs=" + filepath.Join(filepath.Dir(c.sharingOut), SharingPCsOut)
 		}
 		args = append(args, "-plugin", plugin)
 	}
@@ -477,6 +478,9 @@ func (m *monitor) outLine(s string) error {
 			m.cfg.progressf("guest clocksource: %s", strings.Join(f[1:], " "))
 		case "housekeeping":
 			m.cfg.progressf("guest processes bound to CPU mask %s", strings.Join(f[1:], ", kernel "))
+		case "housekeeping-failed":
+			m.started = true
+			return &Error{Kind: "sharing", Msg: "the sharing profile could not bind the guest's processes to vCPU 0: " + strings.Join(f[1:], " ") + " failed (busybox without taskset?)"}
 		case "start":
 			m.running = true
 			m.cfg.progressf("%s runner started", m.elapsed())
@@ -760,5 +764,19 @@ func (c *Config) keepSharing() error {
 		return fmt.Errorf("vm: sharing record: %w", err)
 	}
 	c.progressf("sharing plugin record (%d bytes) copied to %s", len(b), filepath.Join(c.ResultsDir, SharingPluginOut))
+	if c.sharingPCs() {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(c.sharingOut), SharingPCsOut))
+		if err != nil {
+			return &Error{Kind: "sharing", Msg: fmt.Sprintf("the sharing plugin left no diagnostic: %v", err)}
+		}
+		if err := os.WriteFile(filepath.Join(c.ResultsDir, SharingPCsOut), b, 0o644); err != nil {
+			return fmt.Errorf("vm: sharing diagnostic: %w", err)
+		}
+		c.progressf("sharing plugin diagnostic (%d bytes) copied to %s", len(b), filepath.Join(c.ResultsDir, SharingPCsOut))
+	}
 	return nil
 }
+
+// sharingPCs reports whether SharingPCsEnv asks for the plugin's
+// per-instruction diagnostic.
+func (c *Config) sharingPCs() bool { return c.SharingPlugin != "" && os.Getenv(SharingPCsEnv) == "1" }

@@ -203,9 +203,14 @@ const (
 	// in the results directory (harness/sharing's ChunksFile and PluginFile).
 	SharingChunks    = "sharing-chunks.txt"
 	SharingPluginOut = "sharing-plugin.txt"
-	// SharingPCsEnv, set on the host to a file, has the sharing plugin
-	// write its per-instruction diagnostic there (fsnshare.c, pcs=).
+	// SharingPCsEnv, set to 1 on the host, has the sharing plugin write
+	// its per-instruction diagnostic (fsnshare.c, pcs=) into the work
+	// directory, copied into the results as SharingPCsOut.
 	SharingPCsEnv = "FSNSUITE_SHARING_PCS"
+	SharingPCsOut = "sharing-pcs.txt"
+	// SharingIsolation is the guest's account of its isolation in the
+	// results: the measured vCPUs and what the kernel made of nohz_full=.
+	SharingIsolation = "sharing-isolation.txt"
 	// PerfCPUsEnv lists the CPUs the perf engine places its measured and
 	// helper threads on (harness/perf's PerfCPUsEnv), in the sharing
 	// profile the isolated vCPUs 1..CPUs.
@@ -219,6 +224,10 @@ const (
 // LeftOutReason is the skip reason of a runtest line naming a perf binary
 // that is not in the guest.
 const LeftOutReason = "perf binaries are not in the guest without -perf (no KVM: under TCG emulation their figures would mean nothing)"
+
+// SharingMaxVCPUs is the sharing plugin's vCPU limit (FSN_MAX_VCPUS in
+// scripts/vm/sharing/fsnshare_core.h): measured vCPUs and vCPU 0.
+const SharingMaxVCPUs = 16
 
 // SharingIsolationAppend is the kernel command line the sharing profile
 // adds (%s: the measured vCPUs, 1..CPUs), so that a window holds the
@@ -237,6 +246,17 @@ const SharingIsolationAppend = "nohz_full=%s irqaffinity=0 randomize_kstack_offs
 // (x64_setup_rt_frame, restore_sigcontext: thousands of kernel stores) land
 // in some windows and not in others.
 const SharingGODEBUG = "GODEBUG=asyncpreemptoff=1"
+
+// sharingGODEBUG is SharingGODEBUG merged with a GODEBUG of env (the last
+// one: /init exports them in order).
+func sharingGODEBUG(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "GODEBUG="); ok && v != "" {
+			return SharingGODEBUG + "," + v
+		}
+	}
+	return SharingGODEBUG
+}
 
 // ICountAppend is the kernel command line ICount adds: the TSC as the
 // clocksource (under -icount qemu derives it from the instruction count, so
@@ -272,7 +292,10 @@ func (c *Config) applyMode() (accel, mode string, err error) {
 		if c.housekeeping {
 			cpus := fmt.Sprintf("1-%d", c.CPUs)
 			c.ExtraAppend = strings.TrimSpace(fmt.Sprintf(SharingIsolationAppend, cpus) + " " + c.ExtraAppend)
-			c.Env = append(c.Env, PerfCPUsEnv+"="+cpus, SharingGODEBUG)
+			// GOMAXPROCS: a process bound to one vCPU would get one P, and
+			// a perf binary's pinned listener would wait for the measuring
+			// thread's P (sysmon's 10 ms preemption) inside windows.
+			c.Env = append(c.Env, PerfCPUsEnv+"="+cpus, fmt.Sprintf("GOMAXPROCS=%d", c.CPUs+4), sharingGODEBUG(c.Env))
 			c.progressf("sharing profile: %d vCPUs for the measured threads (1-%d: nohz_full, no device interrupts, the perf engine's CPUs) and vCPU 0 for everything else (the guest's processes start bound to it)", c.CPUs, c.CPUs)
 		}
 		c.progressf("sharing profile: qemu plugin %s counts kernel-mode stores by vCPU and 64-byte physical line between the perf engine's markers; its record and the guest's chunk log go to %s and %s", c.SharingPlugin, SharingPluginOut, SharingChunks)
@@ -331,8 +354,8 @@ func (c *Config) setDefaults() error {
 		if strings.ContainsAny(c.SharingPlugin, ",") {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin path %q has a comma: qemu's -plugin option cannot name it", c.SharingPlugin)}
 		}
-		if strings.Contains(os.Getenv(SharingPCsEnv), ",") {
-			return &Error{Kind: "qemu", Msg: fmt.Sprintf("%s=%q has a comma: qemu's -plugin option cannot name it", SharingPCsEnv, os.Getenv(SharingPCsEnv))}
+		if c.CPUs > 0 && c.CPUs+1 > SharingMaxVCPUs {
+			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing profile: %d measured vCPUs and vCPU 0 are more than the plugin's %d (FSN_MAX_VCPUS)", c.CPUs, SharingMaxVCPUs)}
 		}
 		if _, err := os.Stat(c.SharingPlugin); err != nil {
 			return &Error{Kind: "qemu", Msg: fmt.Sprintf("sharing plugin: %v (make sharing-plugin builds it)", err)}
@@ -410,7 +433,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	if err != nil {
 		return 1, err
 	}
-	cfg.progressf("kernel %s, accel %s, %d CPUs, %d MiB", cfg.Kernel, mode, cfg.CPUs, cfg.MemMB)
+	cfg.progressf("kernel %s, accel %s, %d CPUs, %d MiB", cfg.Kernel, mode, cfg.vcpus(), cfg.MemMB)
 
 	work := cfg.WorkDir
 	if work == "" {

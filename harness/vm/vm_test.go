@@ -506,6 +506,25 @@ func TestSharingConfig(t *testing.T) {
 	if !strings.Contains(args, "-accel tcg,thread=single -icount shift=0,sleep=off -plugin file="+so+",out=/w/sharing-plugin.txt -cpu max") {
 		t.Errorf("sharing qemu args: %s", args)
 	}
+	// The isolation: vCPU 0 added for the rest of the guest, the measured
+	// vCPUs 1..N tickless and free of device interrupts, the engine told
+	// which they are, GOMAXPROCS above the one P a single-CPU process gets.
+	if !strings.Contains(args, "-smp 3,sockets=3,cores=1,threads=1") {
+		t.Errorf("sharing qemu args: %s, want -smp 3 (2 measured vCPUs and vCPU 0)", args)
+	}
+	if !strings.Contains(c.ExtraAppend, "nohz_full=1-2 irqaffinity=0 randomize_kstack_offset=off") {
+		t.Errorf("sharing kernel command line %q", c.ExtraAppend)
+	}
+	env := strings.Join(c.Env, " ")
+	for _, want := range []string{PerfCPUsEnv + "=1-2", "GOMAXPROCS=6", "GODEBUG=asyncpreemptoff=1"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("sharing guest env %q, want %s", env, want)
+		}
+	}
+	c = Config{Kernel: "/k", BinDir: "/b", SharingPlugin: so, CPUs: 16}
+	if err := c.setDefaults(); err == nil || !strings.Contains(err.Error(), "more than the plugin's 16") {
+		t.Errorf("16 measured vCPUs: %v, want a refusal naming the plugin's limit", err)
+	}
 	c = Config{Kernel: "/k", BinDir: "/b", SharingPlugin: "/a,b/fsnshare.so"}
 	if err := c.setDefaults(); err == nil || !strings.Contains(err.Error(), "comma") {
 		t.Errorf("comma: %v", err)
@@ -513,5 +532,15 @@ func TestSharingConfig(t *testing.T) {
 	c = Config{Kernel: "/k", BinDir: "/b", SharingPlugin: so + ".missing", CPUs: 4}
 	if err := c.setDefaults(); err == nil || !strings.Contains(err.Error(), "make sharing-plugin") {
 		t.Errorf("missing plugin: %v", err)
+	}
+}
+
+// A GODEBUG of the caller's is kept beside the sharing profile's.
+func TestSharingGODEBUG(t *testing.T) {
+	if got := sharingGODEBUG([]string{"A=1"}); got != SharingGODEBUG {
+		t.Errorf("no GODEBUG: %q", got)
+	}
+	if got := sharingGODEBUG([]string{"GODEBUG=gctrace=1", "B=2"}); got != SharingGODEBUG+",gctrace=1" {
+		t.Errorf("with GODEBUG=gctrace=1: %q", got)
 	}
 }

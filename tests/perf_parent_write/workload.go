@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,6 +96,9 @@ func newBench(t *harness.T, n int, inTurn bool) *bench {
 		b.crew, b.plan, b.cpus, err = perf.StartCrew(1, b.jobsInTurn, t.Cleanup)
 	} else {
 		b.crew, b.plan, b.cpus, err = perf.StartCrew(n, b.job, t.Cleanup)
+	}
+	if errors.Is(err, perf.ErrOversubscribed) {
+		t.Skipf("%v", err)
 	}
 	if err != nil {
 		t.Fatalf("start %d clients: %v", n, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -147,6 +148,9 @@ func runChurn(t *harness.T, p int) {
 	c.paths.Store(&c.dist)
 
 	crew, _, cpus, err := perf.StartCrew(p, c.job, t.Cleanup)
+	if errors.Is(err, perf.ErrOversubscribed) {
+		t.Skipf("%v", err)
+	}
 	if err != nil {
 		t.Fatalf("start %d workers: %v", p, err)
 	}

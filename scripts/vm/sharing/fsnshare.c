@@ -14,9 +14,11 @@
  * (fsn_print), and an "end" line at exit. A store is counted on the line of
  * its first byte; stores to I/O (MMIO) are not counted.
  *
- * pcs=FILE (a diagnostic, FSNSUITE_SHARING_PCS on the host) also writes,
- * per window, the counted stores per writing instruction and vCPU ("pc
- * seq= vcpu= pc= stores="), and for the first 60 windows their order: runs
+ * pcs=FILE (a diagnostic, FSNSUITE_SHARING_PCS=1 on the host: FILE is in the
+ * VM runner's private work directory) also writes, per window, the counted
+ * stores per writing instruction and vCPU ("pc seq= vcpu= pc= stores="),
+ * every shared line ("shared seq= line= ..."), and for the first 60 windows
+ * their order: runs
  * of one vCPU's stores ("run seq= vcpu= n= first= last=") and the markers
  * with the vCPU's join count before each ("marker seq= vcpu= op= active=").
  * Two windows of one condition that differ show where.
@@ -47,10 +49,11 @@ static uint64_t io_stores;
 static FILE *pcs_out;
 static struct pcs_slot { uint64_t pc; uint32_t vcpu; uint64_t n; } *pcs_tab;
 static size_t pcs_used;
+static uint64_t pcs_dropped; /* stores of instructions the full table could not take */
 
 static void pcs_add(unsigned vcpu, uint64_t pc)
 {
-	uint64_t h = (pc * 0x9e3779b97f4a7c15ULL) ^ vcpu;
+	uint64_t h = (pc ^ (uint64_t)vcpu << 56) * 0x9e3779b97f4a7c15ULL;
 	for (size_t i = (h >> 40) & (PCS_CAP - 1), k = 0; k < PCS_CAP; i = (i + 1) & (PCS_CAP - 1), k++) {
 		struct pcs_slot *s = &pcs_tab[i];
 		if (s->n && s->pc == pc && s->vcpu == vcpu) {
@@ -58,8 +61,10 @@ static void pcs_add(unsigned vcpu, uint64_t pc)
 			return;
 		}
 		if (!s->n) {
-			if (pcs_used * 10 > PCS_CAP * 7)
+			if (pcs_used * 10 > PCS_CAP * 7) {
+				pcs_dropped++;
 				return;
+			}
 			s->pc = pc;
 			s->vcpu = vcpu;
 			s->n = 1;
@@ -187,9 +192,11 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	(void)p;
 	pthread_mutex_lock(&lock);
 	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
-		" joined_at_start=%" PRIu64 " io_stores=%" PRIu64 " oom=%d open=%d\n",
+		" joined_at_start=%" PRIu64 " first_unmatched_leaves=%" PRIu64 " first_joined_at_start=%" PRIu64
+		" io_stores=%" PRIu64 " pcs_dropped=%" PRIu64 " oom=%d open=%d\n",
 		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves,
-		counter.joined_at_start, io_stores, counter.oom, counter.open);
+		counter.joined_at_start, counter.first_unmatched_leaves, counter.first_joined_at_start, io_stores,
+		pcs_dropped, counter.oom, counter.open);
 	fclose(out);
 	out = NULL;
 	if (pcs_out)
@@ -239,7 +246,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
-	fprintf(out, "fsnshare version=1 vcpus=%d line=%d kernel_half=0x%llx\n", info->system.smp_vcpus,
+	fprintf(out, "fsnshare version=2 vcpus=%d line=%d kernel_half=0x%llx\n", info->system.smp_vcpus,
 		1 << FSN_LINE_SHIFT, (unsigned long long)FSN_KERNEL_HALF);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -72,16 +72,17 @@ void fsn_start(struct fsn_counter *c, unsigned tag)
 	 * leaves before the stop: a vCPU still joined here is a join without
 	 * its leave, which would count work outside any workload in every
 	 * window from now on. */
-	for (unsigned v = 0; v < FSN_MAX_VCPUS; v++) {
-		if (c->active[v]) {
-			c->joined_at_start++;
-			break;
-		}
-	}
 	clear(c);
 	c->open = 1;
 	c->tag = tag;
 	c->seq++;
+	for (unsigned v = 0; v < FSN_MAX_VCPUS; v++) {
+		if (c->active[v]) {
+			if (!c->joined_at_start++)
+				c->first_joined_at_start = c->seq;
+			break;
+		}
+	}
 }
 
 static struct fsn_line *lookup(struct fsn_counter *c, uint64_t key);
@@ -133,8 +134,8 @@ void fsn_leave(struct fsn_counter *c, unsigned vcpu)
 {
 	if (vcpu < FSN_MAX_VCPUS && c->active[vcpu] > 0)
 		c->active[vcpu]--;
-	else
-		c->unmatched_leaves++;
+	else if (!c->unmatched_leaves++)
+		c->first_unmatched_leaves = c->seq;
 }
 
 void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64_t phys)

@@ -94,6 +94,7 @@ struct fsn_counter {
 	uint64_t orphan_stops, restarts;
 	uint64_t unmatched_leaves; /* a leave on a vCPU that had not joined */
 	uint64_t joined_at_start;  /* windows started with a vCPU still joined */
+	uint64_t first_unmatched_leaves, first_joined_at_start; /* the window (seq) of the first of each, 0: none */
 	int oom;
 	uint32_t active[FSN_MAX_VCPUS]; /* joins minus leaves per vCPU (kept across windows) */
 };

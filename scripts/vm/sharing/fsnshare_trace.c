@@ -56,10 +56,11 @@ int main(void)
 			return 2;
 		}
 	}
-	printf("end windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu unmatched_leaves=%llu joined_at_start=%llu oom=%d\n",
+	printf("end windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu unmatched_leaves=%llu joined_at_start=%llu first_unmatched_leaves=%llu first_joined_at_start=%llu oom=%d\n",
 	       (unsigned long long)c.seq, (unsigned long long)c.orphan_stops,
 	       (unsigned long long)c.restarts, (unsigned long long)c.dropped,
-	       (unsigned long long)c.unmatched_leaves, (unsigned long long)c.joined_at_start, c.oom);
+	       (unsigned long long)c.unmatched_leaves, (unsigned long long)c.joined_at_start,
+	       (unsigned long long)c.first_unmatched_leaves, (unsigned long long)c.first_joined_at_start, c.oom);
 	fsn_free(&c);
 	return 0;
 }

@@ -12,8 +12,9 @@
 # and vCPU 0, boot included).
 #
 # Environment: VM_CPUS (measured vCPUs, 2), VM_RESULTS, FSNSUITE_VM_LOCK (the
-# VM lock), FSNSUITE_SHARING_PCS (a file: the plugin's per-instruction
-# diagnostic, harness/perf/README.md "Finding what differs").
+# VM lock), FSNSUITE_SHARING_PCS (1: the plugin's per-instruction diagnostic
+# in the results' sharing-pcs.txt, harness/perf/README.md "Finding what
+# differs").
 set -eu
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 spec=${1:-debian-7.3}
