@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -72,8 +73,24 @@ func newShareLog(e *Experiment, mode string) (*shareLog, error) {
 			return nil, fmt.Errorf("sharing profile: name %q cannot go in the chunk log", s)
 		}
 	}
+	learnSyscallSite.Do(func() {
+		// The plugin learns the workload's syscall site: the one
+		// syscall instruction that x/sys/unix's and package syscall's
+		// calls (raw or not) all run (internal/runtime/syscall.Syscall6).
+		// From then on a measured vCPU's kernel work counts only after
+		// a syscall from there, not after the Go runtime's own
+		// (runtime.futex of a preempted goroutine handing its P over, or
+		// the vDSO's fallback), whatever the window.
+		runtime.LockOSThread()
+		shareLearn()
+		unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0)
+		runtime.UnlockOSThread()
+	})
 	return &shareLog{suite: e.Suite, name: e.Name, mode: mode, parallel: int64(max(1, e.Parallel))}, nil
 }
+
+// learnSyscallSite runs the sharing profile's learn marker once per process.
+var learnSyscallSite sync.Once
 
 func shareStart(ci int) {
 	if ci == 0 {

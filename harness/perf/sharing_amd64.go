@@ -7,6 +7,7 @@ func shareStop0()
 func shareStop1()
 func shareJoin()
 func shareLeave()
+func shareLearn()
 
 // markersSupported: this architecture has the markers the plugin knows.
 const markersSupported = true

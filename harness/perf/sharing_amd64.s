@@ -5,7 +5,8 @@
 // 0x53, 0x46. A no-op that touches no memory; the qemu plugin
 // (scripts/vm/sharing/fsnshare.c) recognizes its bytes when it translates
 // it. op 1 opens a window, op 2 closes it (tag: the condition's index); op 3
-// joins the vCPU that runs it (its kernel stores count), op 4 leaves it.
+// joins the vCPU that runs it (its kernel stores count), op 4 leaves it; op 5
+// says the next syscall instruction the vCPU runs is the workload's.
 
 // func shareStart0()
 TEXT ·shareStart0(SB), NOSPLIT, $0-0
@@ -35,4 +36,9 @@ TEXT ·shareJoin(SB), NOSPLIT, $0-0
 // func shareLeave()
 TEXT ·shareLeave(SB), NOSPLIT, $0-0
 	BYTE $0x0f; BYTE $0x1f; BYTE $0x80; BYTE $0x00; BYTE $0x04; BYTE $0x53; BYTE $0x46
+	RET
+
+// func shareLearn()
+TEXT ·shareLearn(SB), NOSPLIT, $0-0
+	BYTE $0x0f; BYTE $0x1f; BYTE $0x80; BYTE $0x00; BYTE $0x05; BYTE $0x53; BYTE $0x46
 	RET

@@ -10,5 +10,6 @@ func shareStop0()  {}
 func shareStop1()  {}
 func shareJoin()   {}
 func shareLeave()  {}
+func shareLearn()  {}
 
 const markersSupported = false

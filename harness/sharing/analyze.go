@@ -393,17 +393,42 @@ func ReadIsolation(dir string) string {
 	return fmt.Sprintf("isolation: guest processes on CPU mask %s, measured vCPUs %s nohz_full (online CPUs %s)", kv["housekeeping"], kv["nohz_full"], kv["online"])
 }
 
+// siteNote says what the plugin's syscall-site rule did: how many workload
+// syscall sites it learned and how many kernel stores of the joined vCPUs
+// it left out over the windows ("" for a plugin without the rule).
+func siteNote(p *Plugin) string {
+	sites := ""
+	for _, f := range strings.Fields(p.End) {
+		if v, ok := strings.CutPrefix(f, "sites="); ok {
+			sites = v
+		}
+	}
+	if sites == "" {
+		return ""
+	}
+	if sites == "0" {
+		return "syscall sites: none learned: the kernel work of every syscall of the measured threads counts, the Go runtime's own (a preempted goroutine's hand-off) included"
+	}
+	var foreign int64
+	for _, w := range p.Windows {
+		foreign += w.Foreign
+	}
+	return fmt.Sprintf("syscall sites: %s learned; %d kernel stores of the measured vCPUs after other syscalls (the Go runtime's own) left out over %d windows", sites, foreign, len(p.Windows))
+}
+
 // Format writes the report: per case, a verdict line if any, then per metric
 // both conditions with intervals and the ratio, then the hottest writers.
 func Format(w io.Writer, cases []*Case) { FormatWith(w, cases, "") }
 
-// FormatWith is Format with the guest's isolation (ReadIsolation) in the
-// header when not "".
-func FormatWith(w io.Writer, cases []*Case, isolation string) {
+// FormatWith is Format with notes (the guest's isolation: ReadIsolation;
+// the syscall-site rule: siteNote) in the header, those not "".
+func FormatWith(w io.Writer, cases []*Case, notes ...string) {
 	fmt.Fprintln(w, "# sharing profile: kernel-mode stores to 64-byte physical lines written by more than one vCPU in a chunk;")
 	fmt.Fprintln(w, "# a count of coherence-relevant writes, a lower bound on cross-CPU traffic, not time (harness/perf/README.md)")
-	if isolation != "" {
-		fmt.Fprintf(w, "# %s\n", isolation)
+	for _, n := range notes {
+		if n != "" {
+			fmt.Fprintf(w, "# %s\n", n)
+		}
 	}
 	for _, c := range cases {
 		fmt.Fprintf(w, "%s %s (%s): %d blocks, %d windows of %d ops\n", c.Suite, c.Name, c.Mode, c.Blocks, c.Windows, c.OpsPerWindow)
@@ -525,7 +550,7 @@ func Report(dir, systemMap string) ([]*Case, bool, error) {
 		}
 	}
 	cases := Analyze(ms, sym)
-	isolation := ReadIsolation(dir)
+	notes := []string{ReadIsolation(dir), siteNote(p)}
 	failed := false
 	for _, c := range cases {
 		failed = failed || strings.HasPrefix(c.Verdict, "fail")
@@ -534,7 +559,7 @@ func Report(dir, systemMap string) ([]*Case, bool, error) {
 	if err != nil {
 		return cases, failed, fmt.Errorf("sharing: %w", err)
 	}
-	FormatWith(f, cases, isolation)
+	FormatWith(f, cases, notes...)
 	if err := f.Close(); err != nil {
 		return cases, failed, fmt.Errorf("sharing: %s: %w", ReportFile, err)
 	}

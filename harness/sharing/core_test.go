@@ -169,12 +169,12 @@ func TestCoreHot(t *testing.T) {
 func TestCoreMarker(t *testing.T) {
 	bin := traceDriver(t)
 	cmd := exec.Command(bin)
-	cmd.Stdin = strings.NewReader("marker 0f1f8005015346\nmarker 0f1f80ff025346\nmarker 0f1f8000055346\nmarker 0f1f8000035346\nmarker 0f1f8000015347\nmarker 0f1f400001\nmarker 0f1f800001534600\n")
+	cmd.Stdin = strings.NewReader("marker 0f1f8005015346\nmarker 0f1f80ff025346\nmarker 0f1f8000065346\nmarker 0f1f8000035346\nmarker 0f1f8000015347\nmarker 0f1f400001\nmarker 0f1f800001534600\nmarker 0f1f8000055346\n")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "marker 1 5\nmarker 2 255\nmarker none\nmarker 3 0\nmarker none\nmarker none\nmarker none\n"
+	want := "marker 1 5\nmarker 2 255\nmarker none\nmarker 3 0\nmarker none\nmarker none\nmarker none\nmarker 5 0\n"
 	if got, _, _ := strings.Cut(string(out), "end "); got != want {
 		t.Errorf("markers:\n got  %q\n want %q", got, want)
 	}
@@ -217,6 +217,43 @@ func TestCoreJoinedAtStart(t *testing.T) {
 			p := runTrace(t, bin, tc.trace)
 			if !strings.Contains(p.End, " "+tc.want+" ") {
 				t.Errorf("end line %q, want %s", p.End, tc.want)
+			}
+		})
+	}
+}
+
+// TestCoreSyscallSite: once the workload's syscall site is learned, a
+// measured vCPU's kernel stores count only after a syscall from that site;
+// those after another site's syscall (the Go runtime's futex when a
+// preempted goroutine hands its P over) are left out and counted as
+// foreign. Before any site is learned every store counts.
+func TestCoreSyscallSite(t *testing.T) {
+	bin := traceDriver(t)
+	const workload, runtimeFutex = "401000", "402000"
+	store := func(phys string) string { return "store 1 " + kpc + " " + phys + "\n" }
+	for _, tc := range []struct {
+		name, trace string
+		want        Window // Seq and Hot not compared
+		sites       string
+	}{
+		{"nothing_learned", "join 1\nstart 0\nsyscall 1 " + runtimeFutex + "\n" + store("1000") + "leave 1\nstop 0\n",
+			Window{Stores: 1, Lines: 1, VCPUs: 1}, "sites=0"},
+		{"after_the_runtime's_syscall", "learn 1\nsyscall 1 " + workload + "\njoin 1\nstart 0\n" + store("1000") +
+			"syscall 1 " + runtimeFutex + "\n" + store("2000") + store("3000") + "syscall 1 " + workload + "\n" + store("4000") + "leave 1\nstop 0\n",
+			Window{Stores: 2, Lines: 2, VCPUs: 1, Foreign: 2}, "sites=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := runTrace(t, bin, tc.trace)
+			if len(p.Windows) != 1 {
+				t.Fatalf("windows: got %d, want 1", len(p.Windows))
+			}
+			got := p.Windows[0]
+			got.Seq, got.Hot = 0, nil
+			if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", tc.want) {
+				t.Errorf("window:\n got  %+v\n want %+v", got, tc.want)
+			}
+			if !strings.Contains(p.End, tc.sites+" ") {
+				t.Errorf("end line %q, want %s", p.End, tc.sites)
 			}
 		})
 	}

@@ -30,6 +30,7 @@ type Window struct {
 	Transfers    int64 // stores to a line whose last writer was another vCPU
 	VCPUs        int   // vCPUs that stored
 	TagMismatch  bool  // the stop marker's tag was not the start marker's
+	Foreign      int64 // kernel stores left out: their vCPU's last syscall was not from the workload's site
 	Hot          []Hot
 }
 
@@ -108,6 +109,9 @@ func ParsePlugin(r io.Reader) (*Plugin, error) {
 				}
 			}
 			w.Seq, w.Tag, w.VCPUs, w.TagMismatch = int(seq), int(tag), int(vc), kv["tag_mismatch"] == "1"
+			if _, ok := kv["foreign"]; ok && err == nil {
+				w.Foreign, err = num(kv, "foreign")
+			}
 			if err == nil && w.Seq != len(p.Windows)+1 {
 				err = fmt.Errorf("window seq=%d after %d windows", w.Seq, len(p.Windows))
 			}

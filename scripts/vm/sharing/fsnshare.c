@@ -149,6 +149,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 		fsn_join(&counter, vcpu);
 	} else if (op == FSN_OP_LEAVE) {
 		fsn_leave(&counter, vcpu);
+	} else if (op == FSN_OP_LEARN) {
+		fsn_learn(&counter, vcpu);
 	} else {
 		struct fsn_window w;
 		if (fsn_stop(&counter, tag, &w)) {
@@ -168,6 +170,13 @@ static void on_marker(unsigned int vcpu, void *udata)
 	pthread_mutex_unlock(&lock);
 }
 
+static void on_syscall(unsigned int vcpu, void *udata)
+{
+	pthread_mutex_lock(&lock);
+	fsn_syscall(&counter, vcpu, (uint64_t)(uintptr_t)udata);
+	pthread_mutex_unlock(&lock);
+}
+
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -182,6 +191,9 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		} else if (fsn_marker(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn), &op, &tag)) {
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)(op << 8 | tag));
+		} else if (fsn_is_syscall(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn))) {
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_syscall, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)va);
 		}
 	}
 }
@@ -191,10 +203,10 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	(void)id;
 	(void)p;
 	pthread_mutex_lock(&lock);
-	fprintf(out, "end windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
+	fprintf(out, "end sites=%u windows=%" PRIu64 " orphan_stops=%" PRIu64  " restarts=%" PRIu64 " dropped=%" PRIu64 " unmatched_leaves=%" PRIu64
 		" joined_at_start=%" PRIu64 " first_unmatched_leaves=%" PRIu64 " first_joined_at_start=%" PRIu64
 		" io_stores=%" PRIu64 " pcs_dropped=%" PRIu64 " oom=%d open=%d\n",
-		counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves,
+		counter.nsites, counter.seq, counter.orphan_stops, counter.restarts, counter.dropped, counter.unmatched_leaves,
 		counter.joined_at_start, counter.first_unmatched_leaves, counter.first_joined_at_start, io_stores,
 		pcs_dropped, counter.oom, counter.open);
 	fclose(out);
@@ -246,7 +258,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
-	fprintf(out, "fsnshare version=2 vcpus=%d line=%d kernel_half=0x%llx\n", info->system.smp_vcpus,
+	fprintf(out, "fsnshare version=3 vcpus=%d line=%d kernel_half=0x%llx\n", info->system.smp_vcpus,
 		1 << FSN_LINE_SHIFT, (unsigned long long)FSN_KERNEL_HALF);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

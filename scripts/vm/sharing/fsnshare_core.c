@@ -49,7 +49,7 @@ int fsn_marker(const uint8_t *b, size_t n, unsigned *op, unsigned *tag)
 {
 	if (n != FSN_MARKER_LEN || b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80 || b[5] != 0x53 || b[6] != 0x46)
 		return 0;
-	if (b[4] < FSN_OP_START || b[4] > FSN_OP_LEAVE)
+	if (b[4] < FSN_OP_START || b[4] > FSN_OP_LEARN)
 		return 0;
 	*op = b[4];
 	*tag = b[3];
@@ -61,7 +61,33 @@ static void clear(struct fsn_counter *c)
 	for (size_t i = 0; i < c->used; i++)
 		memset(&c->tab[c->slots[i]], 0, sizeof c->tab[0]);
 	c->used = 0;
-	c->stores = c->transfers = c->vcpus = 0;
+	c->stores = c->transfers = c->vcpus = c->foreign = 0;
+}
+
+void fsn_learn(struct fsn_counter *c, unsigned vcpu)
+{
+	if (vcpu < FSN_MAX_VCPUS)
+		c->learning[vcpu] = 1;
+}
+
+static int known_site(const struct fsn_counter *c, uint64_t vaddr)
+{
+	for (unsigned i = 0; i < c->nsites; i++)
+		if (c->sites[i] == vaddr)
+			return 1;
+	return 0;
+}
+
+void fsn_syscall(struct fsn_counter *c, unsigned vcpu, uint64_t vaddr)
+{
+	if (vcpu >= FSN_MAX_VCPUS)
+		return;
+	c->site[vcpu] = vaddr;
+	if (c->learning[vcpu]) {
+		c->learning[vcpu] = 0;
+		if (!known_site(c, vaddr) && c->nsites < FSN_MAX_SITES)
+			c->sites[c->nsites++] = vaddr;
+	}
 }
 
 void fsn_start(struct fsn_counter *c, unsigned tag)
@@ -148,6 +174,10 @@ void fsn_store(struct fsn_counter *c, unsigned vcpu, uint64_t insn_vaddr, uint64
 	}
 	if (!c->active[vcpu])
 		return;
+	if (c->nsites && !known_site(c, c->site[vcpu])) {
+		c->foreign++;
+		return;
+	}
 	if ((c->used + 1) * 10 > c->cap * 7 && grow(c) < 0) {
 		c->oom = 1;
 		return;
@@ -189,6 +219,7 @@ int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w)
 	w->tag = c->tag;
 	w->tag_mismatch = tag != c->tag;
 	w->stores = c->stores;
+	w->foreign = c->foreign;
 	w->transfers = c->transfers;
 	w->lines = c->used;
 	w->vcpus = (unsigned)popcount64(c->vcpus);
@@ -225,10 +256,10 @@ int fsn_stop(struct fsn_counter *c, unsigned tag, struct fsn_window *w)
 
 void fsn_print(FILE *f, const struct fsn_window *w)
 {
-	fprintf(f, "window seq=%llu tag=%u stores=%llu lines=%llu shared_writes=%llu shared_lines=%llu remote_writes=%llu transfers=%llu vcpus=%u%s\n",
+	fprintf(f, "window seq=%llu tag=%u stores=%llu lines=%llu shared_writes=%llu shared_lines=%llu remote_writes=%llu transfers=%llu vcpus=%u foreign=%llu%s\n",
 		(unsigned long long)w->seq, w->tag, (unsigned long long)w->stores, (unsigned long long)w->lines,
 		(unsigned long long)w->shared_writes, (unsigned long long)w->shared_lines, (unsigned long long)w->remote_writes,
-		(unsigned long long)w->transfers, w->vcpus, w->tag_mismatch ? " tag_mismatch=1" : "");
+		(unsigned long long)w->transfers, w->vcpus, (unsigned long long)w->foreign, w->tag_mismatch ? " tag_mismatch=1" : "");
 	for (unsigned i = 0; i < w->nhot; i++)
 		fprintf(f, "hot seq=%llu line=0x%llx writes=%llu remote=%llu writers=0x%llx pc=0x%llx\n",
 			(unsigned long long)w->seq, (unsigned long long)w->hot[i].line,

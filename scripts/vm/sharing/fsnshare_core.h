@@ -48,6 +48,10 @@
 #define FSN_OP_STOP 2
 #define FSN_OP_JOIN 3  /* the vCPU running it counts from now on */
 #define FSN_OP_LEAVE 4 /* ... no longer (joins nest) */
+#define FSN_OP_LEARN 5 /* the next user-mode syscall instruction this vCPU
+			* runs is the workload's syscall site */
+#define FSN_SYSCALL_LEN 2 /* "syscall": 0f 05 */
+#define FSN_MAX_SITES 4
 
 /* How many of a window's shared lines are described: most remote writes
  * first, then most writes. */
@@ -76,6 +80,7 @@ struct fsn_window {
 	unsigned tag;
 	int tag_mismatch; /* the stop marker's tag differed from the start's */
 	uint64_t stores, lines, shared_writes, shared_lines, remote_writes, transfers;
+	uint64_t foreign; /* kernel stores left out: the vCPU's last syscall was not the workload's */
 	unsigned vcpus;   /* vCPUs that stored in the window */
 	unsigned nhot;
 	struct fsn_hot hot[FSN_HOT_MAX];
@@ -97,6 +102,16 @@ struct fsn_counter {
 	uint64_t first_unmatched_leaves, first_joined_at_start; /* the window (seq) of the first of each, 0: none */
 	int oom;
 	uint32_t active[FSN_MAX_VCPUS]; /* joins minus leaves per vCPU (kept across windows) */
+	/* The syscall-site rule: once a site is learned (FSN_OP_LEARN), a
+	 * vCPU's kernel stores count only while the last user-mode syscall
+	 * instruction it ran is a learned one, so the kernel work of the Go
+	 * runtime's own syscalls (runtime.futex, nanosleep, sched_yield: a
+	 * preempted locked goroutine handing its P over) is left out. */
+	uint64_t site[FSN_MAX_VCPUS];  /* last user-mode syscall instruction run */
+	uint8_t learning[FSN_MAX_VCPUS];
+	uint64_t sites[FSN_MAX_SITES];
+	unsigned nsites;
+	uint64_t foreign;               /* in the open window */
 };
 
 int fsn_init(struct fsn_counter *c);
@@ -107,6 +122,12 @@ static inline int fsn_is_kernel(uint64_t vaddr) { return vaddr >= FSN_KERNEL_HAL
  * is one, else 0. */
 int fsn_marker(const uint8_t *bytes, size_t n, unsigned *op, unsigned *tag);
 void fsn_start(struct fsn_counter *c, unsigned tag);
+/* fsn_learn: vCPU's next user-mode syscall instruction is a workload site. */
+void fsn_learn(struct fsn_counter *c, unsigned vcpu);
+/* fsn_syscall: vCPU runs the user-mode syscall instruction at vaddr. */
+void fsn_syscall(struct fsn_counter *c, unsigned vcpu, uint64_t vaddr);
+/* fsn_is_syscall says whether bytes[0..n) is a "syscall" instruction. */
+static inline int fsn_is_syscall(const uint8_t *b, size_t n) { return n == FSN_SYSCALL_LEN && b[0] == 0x0f && b[1] == 0x05; }
 void fsn_join(struct fsn_counter *c, unsigned vcpu);
 void fsn_leave(struct fsn_counter *c, unsigned vcpu);
 /* fsn_store records a store by vcpu of the instruction at insn_vaddr to the

@@ -5,7 +5,8 @@
  *   start TAG
  *   store VCPU INSN_VADDR PHYS     (hexadecimal addresses)
  *   stop TAG
- *   join VCPU, leave VCPU
+ *   join VCPU, leave VCPU, learn VCPU
+ *   syscall VCPU INSN_VADDR        (a user-mode syscall instruction runs)
  *   marker HEXBYTES                (prints "marker OP TAG" or "marker none")
  * Built and run by harness/sharing's go test.
  */
@@ -35,6 +36,10 @@ int main(void)
 			fsn_join(&c, a);
 		} else if (sscanf(line, "leave %u", &a) == 1) {
 			fsn_leave(&c, a);
+		} else if (sscanf(line, "learn %u", &a) == 1) {
+			fsn_learn(&c, a);
+		} else if (sscanf(line, "syscall %u %llx", &a, &v) == 2) {
+			fsn_syscall(&c, a, v);
 		} else if (sscanf(line, "stop %u", &a) == 1) {
 			struct fsn_window w;
 			if (fsn_stop(&c, a, &w))
@@ -56,8 +61,8 @@ int main(void)
 			return 2;
 		}
 	}
-	printf("end windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu unmatched_leaves=%llu joined_at_start=%llu first_unmatched_leaves=%llu first_joined_at_start=%llu oom=%d\n",
-	       (unsigned long long)c.seq, (unsigned long long)c.orphan_stops,
+	printf("end sites=%u windows=%llu orphan_stops=%llu restarts=%llu dropped=%llu unmatched_leaves=%llu joined_at_start=%llu first_unmatched_leaves=%llu first_joined_at_start=%llu oom=%d\n",
+	       c.nsites, (unsigned long long)c.seq, (unsigned long long)c.orphan_stops,
 	       (unsigned long long)c.restarts, (unsigned long long)c.dropped,
 	       (unsigned long long)c.unmatched_leaves, (unsigned long long)c.joined_at_start,
 	       (unsigned long long)c.first_unmatched_leaves, (unsigned long long)c.first_joined_at_start, c.oom);
