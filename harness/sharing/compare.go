@@ -10,8 +10,9 @@ import (
 
 // ChangeThreshold is the pre-registered gate of a kernel change on
 // remote-writes/op, in writes per operation: one more remote write every ten
-// operations. The chunk's own start and end give 0.005-0.02 per write in
-// perf_parent_write (7.3, 2 and 4 vCPUs), far below; one parent reference
+// operations. Writers without a shared line give 0 per write in
+// perf_parent_write's isolated guest (7.3, 2 and 4 measured vCPUs; the
+// chunk's own start and end gave 0.005-0.02 before it), far below; one parent reference
 // per write taken from every CPU (seed 004: dget_parent and dput, two lockref
 // cmpxchg on the parent dentry) adds about (n-1)/n·2, far above.
 const ChangeThreshold = 0.1
