@@ -123,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		kernel      = fs.String("kernel", "", "VM mode: boot this kernel `image` in qemu and run the suite inside it")
 		modules     = fs.String("modules", "", "VM mode: module tree `dir` (lib/modules/VERSION) for loop, ext4")
 		vmMem       = fs.String("vm-mem", "", "VM mode: guest memory `size` (MiB, or with suffix M/G)")
-		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count`")
+		vmCPUs      = fs.Int("vm-cpus", 0, "VM mode: guest CPU `count` (with -vm-sharing: the measured vCPUs, and qemu gets one more, vCPU 0, for the rest of the guest)")
 		vmTimeout   = fs.Duration("vm-timeout", 0, "VM mode: bound for the whole run, boot to power-off")
 		vmICount    = fs.Bool("vm-icount", false, "VM mode: instruction-count mode: qemu TCG with -icount shift=0,sleep=off (1 guest ns per instruction), perf binaries included, perf figures in instructions per operation (time gates reported only)")
 		vmSharing   = fs.String("vm-sharing", "", "VM mode: the sharing profile with this qemu `plugin` (make sharing-plugin prints it): instruction-count mode, and per perf chunk the kernel-mode writes to cache lines more than one vCPU wrote, reported per operation in RESULTS/sharing.txt (harness/perf/README.md)")
