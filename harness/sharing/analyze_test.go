@@ -78,6 +78,12 @@ func TestAnalyzeAA(t *testing.T) {
 	if !Identical(Figure{Base: perf.Interval{Center: 745099.0 / 2000}, Cond: perf.Interval{Center: 745101.0 / 2000}}) {
 		t.Errorf("372.5495 and 372.5505 per op: not identical, want identical (one part in 10^4)")
 	}
+	// Two sides that counted no kernel store are no measurement, not
+	// "identical": synth's windows store 60000 per 2000 ops, here none.
+	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{0, 0}, nil)
+	if k := analyze(t, strings.ReplaceAll(p, " stores=60000 ", " stores=0 "), c); !strings.HasPrefix(k.Verdict, "fail: kstores/op 0") {
+		t.Errorf("no kernel store on either side: verdict %q, want a failure saying nothing was measured", k.Verdict)
+	}
 	p, c = synth("x_n2", "aa", 30, 2000, [2]int64{4000, 4100}, nil)
 	if k := analyze(t, p, c); !strings.HasPrefix(k.Verdict, "fail") {
 		t.Errorf("sides 2.5%% apart: verdict %q, want fail", k.Verdict)

@@ -241,8 +241,9 @@ func buildInitramfs(cfg *Config, work string, withPerf bool) (initrd string, lef
 		conf.WriteString("gcov=1\n")
 	}
 	if cfg.housekeeping {
-		// /init starts the runner bound to vCPU 0 (taskset mask 0x1);
-		// the perf engine pins its measured threads to PerfCPUsEnv's.
+		// /init binds itself, so every process it starts, to vCPU 0
+		// (taskset -p, mask 0x1); the perf engine pins its threads to
+		// PerfCPUsEnv's.
 		conf.WriteString("housekeeping=0x1\n")
 	}
 	conf.WriteString("set --")
