@@ -37,6 +37,11 @@ type Report struct {
 	// Files, when set, are the only source files mutated (-files).
 	Files  []string `json:"files,omitempty"`
 	Merged []string `json:"merged_shards,omitempty"`
+	// SuiteBuild identifies the test binaries that judged the mutants
+	// (SuiteBuild); "" in reports written before it was recorded.
+	SuiteBuild string `json:"suite_build,omitempty"`
+	// Resumed counts the results kept from an interrupted run (-resume).
+	Resumed int `json:"resumed,omitempty"`
 }
 
 // Score is killed (crashed included) out of killed plus survived.
@@ -152,6 +157,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if len(r.Files) > 0 {
 		fmt.Fprintf(&b, "Files: %s only.\n", strings.Join(r.Files, ", "))
+	}
+	if r.Resumed > 0 {
+		fmt.Fprintf(&b, "Resumed: %d verdicts kept from an interrupted run of this selection (-resume).\n", r.Resumed)
 	}
 	if r.Shard != "" {
 		fmt.Fprintf(&b, "Shard: %s of that list (fsnsuite mutants -merge joins the shards' reports).\n", r.Shard)

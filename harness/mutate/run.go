@@ -57,6 +57,12 @@ type Config struct {
 	NoStages bool
 	// Log receives progress lines.
 	Log io.Writer
+	// Prior are the results an interrupted run of the same selection
+	// decided (Resumable): the first len(Prior) mutants are not run again.
+	// PriorBaseline is that run's baseline; this run's must be the same
+	// (SameBaseline) or Run stops.
+	Prior         []Result
+	PriorBaseline *Baseline
 
 	// baseObjects are the sha256 sums of fs/notify's objects in Build
 	// after the unmutated build (ObjectSums), for SameObjects.
@@ -180,6 +186,12 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		}
 	}
 	cfg.logf("baseline: %d leaves, %d failing, in %.0fs", base.Leaves, len(base.Failing), base.RunSeconds)
+	if len(cfg.Prior) > 0 {
+		if why := SameBaseline(cfg.PriorBaseline, base); why != "" {
+			return nil, nil, fmt.Errorf("mutate: cannot resume: %s; its verdicts were judged against another baseline (run again without -resume)", why)
+		}
+		cfg.logf("resuming: keeping the %d mutants the interrupted run decided (same selection, suite build and baseline)", len(cfg.Prior))
+	}
 	if !cfg.NoStages && !selectsBinaries(cfg.SuiteArgs) {
 		base.Stages = PlanStages(baseRes, FirstStageShare)
 		for i := range base.Stages {
@@ -257,7 +269,14 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		}
 		return record(r)
 	}
-	for _, m := range ms {
+	for i, m := range ms {
+		if i < len(cfg.Prior) {
+			// A prefix of ms, recorded before any run is in flight.
+			if err := record(cfg.Prior[i]); err != nil {
+				return base, results, err
+			}
+			continue
+		}
 		if err := poll(); err != nil {
 			return base, results, err
 		}

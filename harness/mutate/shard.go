@@ -78,12 +78,16 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 		if r.Baseline != nil && first.Baseline != nil && r.Baseline.Leaves != first.Baseline.Leaves {
 			return nil, fmt.Errorf("merge: shard %s's unmutated kernel ran %d leaves, shard %s's %d: not the same suite", r.Shard, r.Baseline.Leaves, first.Shard, first.Baseline.Leaves)
 		}
+		if r.SuiteBuild != "" && first.SuiteBuild != "" && r.SuiteBuild != first.SuiteBuild {
+			return nil, fmt.Errorf("merge: shard %s was judged by suite build %s, shard %s by %s: not the same suite", r.Shard, r.SuiteBuild, first.Shard, first.SuiteBuild)
+		}
 		byK[s.K] = r
 	}
 	out := *reps[0]
 	out.Shard = ""
 	out.Results = nil
 	out.Complete = true
+	out.Resumed = 0
 	var missing []string
 	for k := 1; k <= n; k++ {
 		r := byK[k]
@@ -93,6 +97,7 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 			continue
 		}
 		out.Merged = append(out.Merged, r.Shard)
+		out.Resumed += r.Resumed
 		if !r.Complete {
 			out.Complete = false
 			missing = append(missing, r.Shard+" (incomplete)")

@@ -14,7 +14,9 @@
 # mutants on lines that never ran are not run), EQUIVALENT
 # (scripts/mutants/equivalent.txt), VM_CPUS (2), VM_MEM, MUT_VM_TIMEOUT (per
 # mutant; default twice the baseline's run plus 3 min), FSNSUITE_VM_LOCK (a
-# file flock'ed around each VM run), JOBS/NICE for make.
+# file flock'ed around each VM run), RESUME (1: keep the verdicts an
+# interrupted run of the same selection left in MUT_RESULTS and run only the
+# rest), JOBS/NICE for make.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,5 +45,6 @@ set -- -ksrc "$ksrc" -dir "$dir" -results "${MUT_RESULTS:-$top/results/mutants}"
 [ -n "${EXPECT:-}" ] && set -- -expect "$EXPECT" "$@"
 [ -n "${SHARD:-}" ] && set -- -shard "$SHARD" "$@"
 [ -n "${FILES:-}" ] && set -- -files "$FILES" "$@"
+[ -n "${RESUME:-}" ] && [ "$RESUME" != 0 ] && set -- -resume "$@"
 echo "mutants: $top/bin/fsnsuite mutants $*" >&2
 exec "$top/bin/fsnsuite" mutants "$@"

@@ -50,6 +50,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		files    = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
 		merge    = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
 		partial  = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
+		resume   = fs.Bool("resume", false, "keep the verdicts an interrupted run of the same selection left in -results (its mutants.json) and run only the mutants it had not decided; refused when the selection, the test binaries or the baseline differ")
 		noStages = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
 	)
 	fs.Usage = func() {
@@ -225,7 +226,28 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		ms = shard.Pick(ms)
 		fmt.Fprintf(stderr, "fsnsuite mutants: shard %s\n", shard)
 	}
-	fmt.Fprintf(stderr, "fsnsuite mutants: %d mutants generated, %d listed as equivalent; running %d\n", len(all), rep.Equivalent, len(ms))
+	if rep.SuiteBuild, err = mutate.SuiteBuild(cfg.Suite); err != nil {
+		return fail(err)
+	}
+	if *resume {
+		prior, err := readReport(*results)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fmt.Fprintf(stderr, "fsnsuite mutants: -resume: no report in %s: running every mutant\n", *results)
+		case err != nil:
+			return fail(fmt.Errorf("-resume: %w", err))
+		default:
+			if cfg.Prior, err = mutate.Resumable(prior, rep, ms); err != nil {
+				return fail(fmt.Errorf("-resume: %s: %w", *results, err))
+			}
+			if prior.SuiteBuild == "" {
+				fmt.Fprintf(stderr, "fsnsuite mutants: -resume: the interrupted run did not record its suite build (written before it was); its baseline is checked instead\n")
+			}
+			cfg.PriorBaseline = prior.Baseline
+			rep.Resumed = len(cfg.Prior)
+		}
+	}
+	fmt.Fprintf(stderr, "fsnsuite mutants: %d mutants generated, %d listed as equivalent; running %d\n", len(all), rep.Equivalent, len(ms)-len(cfg.Prior))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -285,17 +307,12 @@ func mergeShards(out string, dirs []string, partial bool, stdout, stderr io.Writ
 	}
 	var reps []*mutate.Report
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "mutants.json"))
+		r, err := readReport(d)
 		if err != nil {
 			fmt.Fprintf(stderr, "fsnsuite mutants: -merge: %v\n", err)
 			return 2
 		}
-		var r mutate.Report
-		if err := json.Unmarshal(b, &r); err != nil {
-			fmt.Fprintf(stderr, "fsnsuite mutants: -merge: %s/mutants.json: %v\n", d, err)
-			return 2
-		}
-		reps = append(reps, &r)
+		reps = append(reps, r)
 	}
 	merged, err := mutate.Merge(reps, partial)
 	if err != nil {
@@ -311,6 +328,20 @@ func mergeShards(out string, dirs []string, partial bool, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stderr, "fsnsuite mutants: %d shards merged into %s/report.txt and %s/mutants.json\n", len(merged.Merged), out, out)
 	return 0
+}
+
+// readReport reads dir/mutants.json.
+func readReport(dir string) (*mutate.Report, error) {
+	name := filepath.Join(dir, "mutants.json")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var r mutate.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &r, nil
 }
 
 // parseExpect reads -expect: one outcome for every mutant ("killed"), or
