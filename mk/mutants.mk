@@ -11,6 +11,7 @@
 #   make mutants-list                       # every mutant's id, file:line, operator
 #   make mutants N=0 SHARD=2/4 FILES=fs/notify/fsnotify.c  # one machine's part of a run
 #   make mutants N=0 SHARD=2/4 RESUME=1     # go on where an interrupted run of that part stopped
+#   make mutants N=0 FIRST_KILL=1           # stop each mutant at its first killing leaf (quicker, same score)
 #   bin/fsnsuite mutants -merge -results results/mutants r1 r2 r3 r4   # the parts as one report
 #
 # MUT_RESULTS (results/mutants), COV_LINES (results/coverage/lines.json from
@@ -27,6 +28,7 @@ EXPECT       ?=
 SHARD        ?=
 FILES        ?=
 RESUME       ?=
+FIRST_KILL   ?=
 MUT_RESULTS  ?= results/mutants
 MUTANTS_ARGS ?=
 
@@ -36,7 +38,7 @@ mutants: build
 	N=$(call q,$(N)) SEED=$(call q,$(SEED)) ID=$(call q,$(ID)) BASE=$(call q,$(BASE)) EXPECT=$(call q,$(EXPECT)) \
 	  MUT_RESULTS=$(call q,$(call abs,$(MUT_RESULTS))) VM_CPUS=$(call q,$(VM_CPUS)) VM_MEM=$(call q,$(VM_MEM)) \
 	  MUT_VM_TIMEOUT=$(call q,$(MUT_VM_TIMEOUT)) COV_LINES=$(call q,$(COV_LINES)) SHARD=$(call q,$(SHARD)) FILES=$(call q,$(FILES)) \
-	  RESUME=$(call q,$(RESUME)) sh scripts/mutants/mutants.sh $(call q,$(KSRC)) -- $(MUTANTS_ARGS)
+	  RESUME=$(call q,$(RESUME)) FIRST_KILL=$(call q,$(FIRST_KILL)) sh scripts/mutants/mutants.sh $(call q,$(KSRC)) -- $(MUTANTS_ARGS)
 
 mutants-list: build
 	ksrc=$(call q,$(KSRC)); [ -n "$$ksrc" ] || ksrc=$$(sh scripts/coverage/fetch-kernel-source.sh); \

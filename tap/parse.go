@@ -535,3 +535,16 @@ func finishBlock(b *Node, isRoot bool) {
 		}
 	}
 }
+
+// ResultLine decodes one result line of a stream as it arrives ("ok N desc
+// # DIRECTIVE reason", indentation allowed): the node's Name, Number,
+// Status and Directive; ok is false for any other line. A stream's reader
+// that cannot wait for the whole document (a watcher of a run in progress)
+// decodes its result lines as Parse does.
+func ResultLine(line string) (n *Node, ok bool) {
+	t := strings.TrimLeft(line, " \t")
+	if !resultRE.MatchString(t) {
+		return nil, false
+	}
+	return parseResult(t, &Node{}), true
+}

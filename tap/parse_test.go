@@ -402,3 +402,30 @@ print(n, sorted(st.items()))`, p).CombinedOutput()
 	assert.NilError(t, err, "%s", out)
 	t.Logf("junitparser: %s", out)
 }
+
+// TestResultLine decodes single result lines as Parse decodes them.
+func TestResultLine(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		ok     bool
+		name   string
+		status Status
+	}{
+		{"    not ok 73 a.b.ext4 # TIMEOUT 120 seconds", true, "a.b.ext4", StatusTimeout},
+		{"ok 2 - lone", true, "lone", StatusPass},
+		{"        not ok 1 x # SKIP gone", true, "x", StatusSkip},
+		{"    not ok 2 y # TODO later", true, "y", StatusTodo},
+		{"    not ok 3 z", true, "z", StatusFail},
+		{"    # not ok 2 lone", false, "", 0},
+		{"    1..3", false, "", 0},
+	} {
+		n, ok := ResultLine(tc.line)
+		if ok != tc.ok {
+			t.Errorf("%q: ok %v, want %v", tc.line, ok, tc.ok)
+			continue
+		}
+		if ok && (n.Name != tc.name || n.Status != tc.status) {
+			t.Errorf("%q: name %q status %v, want %q %v", tc.line, n.Name, n.Status, tc.name, tc.status)
+		}
+	}
+}

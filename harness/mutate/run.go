@@ -55,6 +55,10 @@ type Config struct {
 	// binaries first and the rest only if they did not kill it
 	// (PlanStages).
 	NoStages bool
+	// FirstKill stops a mutant's run at the first leaf that kills it
+	// (killWatch): the score is the same, killed_by names that one leaf,
+	// and a hung mutant costs its hung case's TIMEOUT, not the VM's.
+	FirstKill bool
 	// Log receives progress lines.
 	Log io.Writer
 	// Prior are the results an interrupted run of the same selection
@@ -160,7 +164,7 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 		return nil, nil, err
 	}
 	cfg.logf("unmutated kernel built in %.0fs; running the suite on it (the baseline)", base.BuildSeconds)
-	rr, err := cfg.runSuite(ctx, filepath.Join(cfg.Build, "arch/x86/boot/bzImage"), base.Dir, 0)
+	rr, err := cfg.runSuite(ctx, filepath.Join(cfg.Build, "arch/x86/boot/bzImage"), base.Dir, 0, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -475,7 +479,11 @@ func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, 
 			name = fmt.Sprintf("run%d", i+1)
 			fmt.Fprintf(&logs, "== stage %d: -run %s (VM timeout %s)\n", i+1, extra[1], timeouts[i])
 		}
-		rr, err := c.runSuite(ctx, kernel, filepath.Join(dir, name), timeouts[i], extra...)
+		var watch *killWatch
+		if c.FirstKill {
+			watch = newKillWatch(base, nil)
+		}
+		rr, err := c.runSuite(ctx, kernel, filepath.Join(dir, name), timeouts[i], watch, extra...)
 		if err != nil {
 			return err
 		}
@@ -484,7 +492,13 @@ func (c *Config) run(ctx context.Context, base *runner.Results, stages []Stage, 
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("mutate: interrupted: %w", err)
 		}
-		v := Judge(base, rr)
+		var v Verdict
+		if first := watch.killed(); first != nil {
+			fmt.Fprintf(&logs, "== stopped at the first failing leaf %s (-first-kill)\n", first.Path)
+			v = Verdict{Outcome: Killed, KilledBy: []Leaf{*first}}
+		} else {
+			v = Judge(base, rr)
+		}
 		if v.Outcome == Survived {
 			// The kernel's own assertions saw the mutant where no leaf did.
 			if rep := c.newReport(filepath.Join(dir, name)); rep != "" {
@@ -684,7 +698,11 @@ func (c *Config) make(ctx context.Context) ([]byte, error) {
 
 // runSuite runs the correctness suite on kernel (a bzImage) into dir.
 // extra are runner flags for this run only, after SuiteArgs.
-func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.Duration, extra ...string) (RunResult, error) {
+//
+// A watch, when not nil, reads the runner's TAP stream: once it sees a
+// leaf that kills the mutant, the runner is sent SIGTERM (it stops its
+// guest and exits) and the run's exit status is not an error.
+func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.Duration, watch *killWatch, extra ...string) (RunResult, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return RunResult{}, fmt.Errorf("mutate: %w", err)
 	}
@@ -719,8 +737,18 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	defer unlock()
 	var stderr bytes.Buffer
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, c.Suite, args...)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	cmd := exec.CommandContext(runCtx, c.Suite, args...)
 	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
+	if watch != nil {
+		watch.stop = stopRun
+		cmd.Stdout = watch
+		// The runner stops its guest on SIGTERM (its qemu also dies
+		// with it: Pdeathsig); SIGKILL only if it has not exited soon.
+		cmd.Cancel = func() error { return cmd.Process.Signal(unix.SIGTERM) }
+		cmd.WaitDelay = time.Minute
+	}
 	cmd.Stderr = &stderr
 	err = cmd.Run()
 	rr := RunResult{Stderr: stderr.String(), Dir: dir, Seconds: time.Since(start).Seconds()}
@@ -729,6 +757,11 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	case err == nil:
 	case ctx.Err() != nil:
 		return rr, fmt.Errorf("mutate: interrupted: %w", ctx.Err())
+	case watch.killed() != nil:
+		// Stopped by the watch: its leaf is the verdict.
+		if errors.As(err, &ee) {
+			rr.ExitCode = ee.ExitCode()
+		}
 	case errors.As(err, &ee):
 		rr.ExitCode = ee.ExitCode()
 	default:

@@ -16,7 +16,8 @@
 # mutant; default twice the baseline's run plus 3 min), FSNSUITE_VM_LOCK (a
 # file flock'ed around each VM run), RESUME (1: keep the verdicts an
 # interrupted run of the same selection left in MUT_RESULTS and run only the
-# rest), JOBS/NICE for make.
+# rest), FIRST_KILL (1: stop each mutant's run at the first leaf that kills
+# it), JOBS/NICE for make.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,5 +47,6 @@ set -- -ksrc "$ksrc" -dir "$dir" -results "${MUT_RESULTS:-$top/results/mutants}"
 [ -n "${SHARD:-}" ] && set -- -shard "$SHARD" "$@"
 [ -n "${FILES:-}" ] && set -- -files "$FILES" "$@"
 [ -n "${RESUME:-}" ] && [ "$RESUME" != 0 ] && set -- -resume "$@"
+[ -n "${FIRST_KILL:-}" ] && [ "$FIRST_KILL" != 0 ] && set -- -first-kill "$@"
 echo "mutants: $top/bin/fsnsuite mutants $*" >&2
 exec "$top/bin/fsnsuite" mutants "$@"

@@ -28,30 +28,31 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		ksrc     = fs.String("ksrc", "", "kernel `tree` to make the mutants from (only read)")
-		dir      = fs.String("dir", "", "`directory` holding src/ (a private copy of -ksrc) and build/ (its build directory), as scripts/mutants/build-kernel.sh makes them")
-		results  = fs.String("results", "results/mutants", "results `directory`: report.txt, mutants.json, base/ and one directory per mutant")
-		n        = fs.Int("n", 15, "sample `size`: mutants drawn at random; 0: every mutant")
-		seed     = fs.Uint64("seed", 1, "sample `seed`")
-		ids      = fs.String("id", "", "comma-separated mutant `ids` to run instead of a sample (run even when listed as equivalent)")
-		base     = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
-		lines    = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
-		equiv    = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
-		list     = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
-		jobs     = fs.Int("jobs", 2, "make -j `n`")
-		nice     = fs.Int("nice", 19, "niceness of make")
-		lock     = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
-		vmCPUs   = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
-		vmMem    = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
-		vmTime   = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
-		expect   = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
-		suiteBin = fs.String("suite", "", "the runner `binary` (default: this executable)")
-		shardArg = fs.String("shard", "", "run (or with -list, list) only part `K/N` of the mutant list: every N-th mutant from the K-th, so that N machines share one run (merge their results directories with -merge)")
-		files    = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
-		merge    = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
-		partial  = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
-		resume   = fs.Bool("resume", false, "keep the verdicts an interrupted run of the same selection left in -results (its mutants.json) and run only the mutants it had not decided; refused when the selection, the test binaries or the baseline differ")
-		noStages = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
+		ksrc      = fs.String("ksrc", "", "kernel `tree` to make the mutants from (only read)")
+		dir       = fs.String("dir", "", "`directory` holding src/ (a private copy of -ksrc) and build/ (its build directory), as scripts/mutants/build-kernel.sh makes them")
+		results   = fs.String("results", "results/mutants", "results `directory`: report.txt, mutants.json, base/ and one directory per mutant")
+		n         = fs.Int("n", 15, "sample `size`: mutants drawn at random; 0: every mutant")
+		seed      = fs.Uint64("seed", 1, "sample `seed`")
+		ids       = fs.String("id", "", "comma-separated mutant `ids` to run instead of a sample (run even when listed as equivalent)")
+		base      = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
+		lines     = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
+		equiv     = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
+		list      = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
+		jobs      = fs.Int("jobs", 2, "make -j `n`")
+		nice      = fs.Int("nice", 19, "niceness of make")
+		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
+		vmCPUs    = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
+		vmMem     = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
+		vmTime    = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
+		expect    = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
+		suiteBin  = fs.String("suite", "", "the runner `binary` (default: this executable)")
+		shardArg  = fs.String("shard", "", "run (or with -list, list) only part `K/N` of the mutant list: every N-th mutant from the K-th, so that N machines share one run (merge their results directories with -merge)")
+		files     = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
+		merge     = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
+		partial   = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
+		resume    = fs.Bool("resume", false, "keep the verdicts an interrupted run of the same selection left in -results (its mutants.json) and run only the mutants it had not decided; refused when the selection, the test binaries or the baseline differ")
+		firstKill = fs.Bool("first-kill", false, "stop a mutant's run at the first leaf that kills it (a leaf that passed or skipped on the unmutated kernel fails): the same score, killed_by names that leaf only, and a hung mutant costs its hung case's TIMEOUT instead of the VM timeout")
+		noStages  = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite mutants -ksrc TREE -dir DIR [flags] [-- runner flags]\n"+
@@ -164,7 +165,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		KSRC: *ksrc, Src: filepath.Join(*dir, "src"), Build: filepath.Join(*dir, "build"),
 		SuiteArgs: fs.Args(), Results: *results, Jobs: *jobs, Nice: *nice, Lock: *lock,
 		VMCPUs: *vmCPUs, VMMem: *vmMem, VMTimeout: *vmTime, Log: stderr,
-		Equivalents: equivalents, NoStages: *noStages,
+		Equivalents: equivalents, NoStages: *noStages, FirstKill: *firstKill,
 	}
 	cfg.Suite = *suiteBin
 	if cfg.Suite == "" {
