@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -9,35 +10,46 @@ import (
 	"github.com/fsnsuite/fsnsuite/tap"
 )
 
-// FirstKillWhy is the Why of the one leaf a run stopped at its first
-// failing leaf records (-first-kill).
+// FirstKillWhy begins the Why of the one leaf a run stopped at its first
+// killing leaf records (-first-kill); the leaf's own reason follows.
 const FirstKillWhy = "the first leaf to fail that passed or skipped on the unmutated kernel: the run was stopped there (-first-kill)"
 
 // killWatch reads the runner's TAP stream as it arrives and calls stop at
 // the first result line of a leaf that passed or skipped on the unmutated
 // kernel and fails now (a failure, a TIMEOUT or an ERROR; not a TODO or a
-// SKIP): the judge would call the mutant killed for that leaf whatever the
-// rest of the run did, so the rest is not worth its minutes (a hung
-// mutant's case TIMEOUT ends its run there, not at the VM timeout).
-// Leaf paths are built as runner.Leaves builds them: the "# Subtest:"
-// names of the enclosing blocks, then the line's own, each a tap Key. A
-// line whose path the baseline does not have never stops the run.
+// SKIP): a regression the judge (runner.CompareResults) counts whatever
+// the rest of the run does, so the mutant is killed, or crashed if the run
+// would have gone on to break: the same score either way, for less time (a
+// hung mutant whose hung case prints its TIMEOUT ends there, not at the VM
+// timeout).
+//
+// A result line's path is built from the "# Subtest:" names of the
+// enclosing blocks, each a tap Key, as runner.Leaves builds it; a
+// candidate is then confirmed by parsing the stream so far (tap.Parse,
+// runner.Leaves): the run stops only if that document has a failed leaf
+// of that path. The baseline's verdict of a path is that of its last leaf
+// (runner.CompareResults keeps the last of duplicate paths); a path the
+// baseline does not have, or fails, never stops the run.
 type killWatch struct {
-	base map[string]string // leaf path -> "pass" or "skip" on the baseline
+	base map[string]string // leaf path -> "pass", "skip" or "fail" on the baseline
 	stop func()
 
 	mu    sync.Mutex
-	buf   []byte
-	stack []string // stack[d-1]: the name of the block at depth d
+	all   []byte   // the stream so far, for the confirmation
+	line  []byte   // the line being read
+	stack []string // stack[d-1]: the name of the block whose lines are at depth d
 	first *Leaf
 }
 
+// subtestHeader is a "# Subtest: NAME" line, as tap.Parse reads it.
+var subtestHeader = regexp.MustCompile(`^#\s*Subtest:\s*(.*)$`)
+
+// newKillWatch returns a watch against the baseline's leaves; stop is
+// called once, from Write, at the first killing leaf.
 func newKillWatch(base *runner.Results, stop func()) *killWatch {
 	w := &killWatch{base: map[string]string{}, stop: stop}
 	for _, l := range runner.Leaves(base.Root) {
-		if word := runner.ResultWord(l.Node.Status); word != "fail" {
-			w.base[l.Path] = word
-		}
+		w.base[l.Path] = runner.ResultWord(l.Node.Status)
 	}
 	return w
 }
@@ -47,48 +59,82 @@ func newKillWatch(base *runner.Results, stop func()) *killWatch {
 func (w *killWatch) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
+	for _, c := range p {
+		w.all = append(w.all, c)
+		if c != '\n' {
+			w.line = append(w.line, c)
+			continue
 		}
-		w.line(string(w.buf[:i]))
-		w.buf = w.buf[i+1:]
+		w.readLine(string(w.line))
+		w.line = w.line[:0]
 	}
 	return len(p), nil
 }
 
-func (w *killWatch) line(l string) {
+// readLine follows the block structure and checks a failing result line.
+func (w *killWatch) readLine(raw string) {
 	if w.first != nil {
 		return
 	}
+	l := tap.Escape(strings.TrimRight(raw, "\r"))
 	body := strings.TrimLeft(l, " ")
 	depth := (len(l) - len(body)) / 4
-	if name, ok := strings.CutPrefix(body, "# Subtest:"); ok {
+	if m := subtestHeader.FindStringSubmatch(body); m != nil {
+		name := strings.TrimSpace(m[1])
 		if depth < 1 {
 			return
 		}
-		if len(w.stack) > depth-1 {
-			w.stack = w.stack[:depth-1]
-		}
+		w.stack = w.stack[:min(depth-1, len(w.stack))]
 		for len(w.stack) < depth-1 {
 			w.stack = append(w.stack, "")
 		}
-		w.stack = append(w.stack, (&tap.Node{Name: strings.TrimSpace(name)}).Key())
+		w.stack = append(w.stack, (&tap.Node{Name: name}).Key())
 		return
 	}
 	n, ok := tap.ResultLine(body)
-	if !ok || !n.Status.Failed() || depth > len(w.stack) {
+	if !ok {
+		return
+	}
+	// The line ends the blocks nested below its depth.
+	w.stack = w.stack[:min(depth, len(w.stack))]
+	if !n.Status.Failed() || depth > len(w.stack) {
 		return
 	}
 	path := strings.Join(append(append([]string(nil), w.stack[:depth]...), n.Key()), ".")
 	before, ok := w.base[path]
-	if !ok {
+	if !ok || before == "fail" || !w.confirmed(path) {
 		return
 	}
-	w.first = &Leaf{Path: path, Before: before, After: "fail", Why: FirstKillWhy}
-	w.stop()
+	why := FirstKillWhy
+	if _, directive, ok := strings.Cut(body, " # "); ok {
+		why += ": " + strings.TrimSpace(directive)
+	}
+	w.first = &Leaf{Path: path, Before: before, After: "fail", Why: why}
+	if w.stop != nil {
+		w.stop()
+	}
+}
+
+// confirmed says whether the stream so far, parsed as a document, has a
+// failed leaf at path.
+func (w *killWatch) confirmed(path string) bool {
+	root, err := tap.Parse(bytes.NewReader(w.all))
+	if err != nil {
+		return false
+	}
+	for _, l := range runner.Leaves(root) {
+		if l.Path == path && l.Node.Status.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// stream is what the watch has read.
+func (w *killWatch) stream() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.all...)
 }
 
 // killed is the leaf the run was stopped at, nil when it was not.

@@ -15,7 +15,8 @@ import (
 )
 
 // firstKillBase is an unmutated run: bin_a's cases pass, bin_a.c.flaky
-// already fails, bin_b.s skips.
+// already fails, bin_b.s skips, bin_b.d is a duplicate path whose last
+// leaf fails (the judge keeps the last).
 const firstKillBase = `TAP version 13
 1..2
     # Subtest: bin_a
@@ -32,9 +33,11 @@ const firstKillBase = `TAP version 13
     not ok 3 c
 ok 1 bin_a
     # Subtest: bin_b
-    1..1
+    1..3
     ok 1 s # SKIP no feature
-ok 2 bin_b
+    ok 2 d
+    not ok 3 d
+not ok 2 bin_b
 `
 
 func TestKillWatch(t *testing.T) {
@@ -43,13 +46,16 @@ func TestKillWatch(t *testing.T) {
 		name, stream, want string
 	}{
 		{"nested leaf fails", "    # Subtest: bin_a\n    1..3\n        # Subtest: grp\n        1..2\n        ok 1 x.tmpfs\n        not ok 2 y\n", "bin_a.grp.y"},
-		{"dotted name", "    # Subtest: bin_a\n        # Subtest: grp\n        not ok 1 x.tmpfs # TIMEOUT 120 seconds\n", "bin_a.grp.x.tmpfs"},
+		{"dotted name", "    # Subtest: bin_a\n    1..3\n        # Subtest: grp\n        1..2\n        not ok 1 x.tmpfs # TIMEOUT 120 seconds\n", "bin_a.grp.x.tmpfs"},
 		{"a skipped leaf now fails", "    # Subtest: bin_b\n    not ok 1 s\n", "bin_b.s"},
-		{"after a sibling block", "    # Subtest: bin_a\n        # Subtest: grp\n        ok 1 x.tmpfs\n    ok 1 grp\n    not ok 2 lone\n", "bin_a.lone"},
+		{"after a sibling block", "    # Subtest: bin_a\n    1..3\n        # Subtest: grp\n        1..2\n        ok 1 x.tmpfs\n        ok 2 y\n    ok 1 grp\n    not ok 2 lone\n", "bin_a.lone"},
+		{"a block without a header ends at its parent's result line", "    # Subtest: bin_a\n    1..3\n        # Subtest: grp\n        1..2\n        ok 1 x.tmpfs\n        ok 2 y\n    ok 1 grp\n    ok 2 lone\n        1..1\n        not ok 1 y\n", ""},
+		{"a KTAP stream", "KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: bin_b\n    1..1\n    not ok 1 s\n", "bin_b.s"},
 		{"already failing on the baseline", "    # Subtest: bin_a\n        # Subtest: c\n        not ok 1 flaky\n", ""},
 		{"a parent's not ok is no leaf", "    # Subtest: bin_a\n        # Subtest: c\n        ok 1 flaky\n    not ok 3 c\n", ""},
 		{"TODO is not a failure", "    # Subtest: bin_a\n    not ok 2 lone # TODO later\n", ""},
 		{"a leaf skipped now", "    # Subtest: bin_a\n    not ok 2 lone # SKIP gone\n", ""},
+		{"a duplicate path whose last leaf failed", "    # Subtest: bin_b\n    1..3\n    ok 1 s\n    not ok 2 d\n", ""},
 		{"unknown path", "    # Subtest: bin_z\n    not ok 1 lone\n", ""},
 		{"a comment", "    # not ok 2 lone\n", ""},
 	} {
@@ -139,7 +145,7 @@ func TestRunFirstKill(t *testing.T) {
 		}
 		killed++
 		assert.Equal(t, r.Outcome, Killed, "%s: %s", r.ID, r.Reason)
-		assert.DeepEqual(t, r.KilledBy, []Leaf{{Path: "b.a", Before: "pass", After: "fail", Why: FirstKillWhy}})
+		assert.DeepEqual(t, r.KilledBy, []Leaf{{Path: "b.a", Before: "pass", After: "fail", Why: FirstKillWhy + ": TIMEOUT 120 seconds"}})
 	}
 	assert.Equal(t, killed, 1)
 	log, err := os.ReadFile(fakeLog)

@@ -37,9 +37,18 @@ type Report struct {
 	// Files, when set, are the only source files mutated (-files).
 	Files  []string `json:"files,omitempty"`
 	Merged []string `json:"merged_shards,omitempty"`
-	// SuiteBuild identifies the test binaries that judged the mutants
-	// (SuiteBuild); "" in reports written before it was recorded.
-	SuiteBuild string `json:"suite_build,omitempty"`
+	// SuiteBuild and RunnerBuild identify the test binaries and the
+	// runner that judged the mutants (SuiteBuild, RunnerBuild); Inputs
+	// the rest of what a verdict depends on (coverage data, runner flags,
+	// VM settings, sources, kernel configuration, equivalents), each as a
+	// value or a digest. Empty in reports written before they were
+	// recorded.
+	SuiteBuild  string            `json:"suite_build,omitempty"`
+	RunnerBuild string            `json:"runner_build,omitempty"`
+	Inputs      map[string]string `json:"inputs,omitempty"`
+	// FirstKill: mutants run by this run stopped at their first killing
+	// leaf (-first-kill); such a result's killed_by is that leaf.
+	FirstKill bool `json:"first_kill,omitempty"`
 	// Resumed counts the results kept from an interrupted run (-resume).
 	Resumed int `json:"resumed,omitempty"`
 }
@@ -157,6 +166,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if len(r.Files) > 0 {
 		fmt.Fprintf(&b, "Files: %s only.\n", strings.Join(r.Files, ", "))
+	}
+	if r.FirstKill {
+		b.WriteString("First kill: mutants run with -first-kill stopped at their first killing leaf; their killed_by names that leaf alone (its reason says so).\n")
 	}
 	if r.Resumed > 0 {
 		fmt.Fprintf(&b, "Resumed: %d verdicts kept from an interrupted run of this selection (-resume).\n", r.Resumed)

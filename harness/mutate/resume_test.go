@@ -22,26 +22,42 @@ func resumeMutants() []Mutant {
 // prefix of this selection, of the same selection and suite build.
 func TestResumable(t *testing.T) {
 	ms := resumeMutants()
-	cur := &Report{KSRC: "/k", N: 0, Seed: 1, Shard: "2/4", Generated: 12, SuiteBuild: "0123456789ab"}
+	cur := &Report{KSRC: "/k", N: 0, Seed: 1, Shard: "2/4", Generated: 12, SuiteBuild: "0123456789ab", RunnerBuild: "ba9876543210",
+		Inputs: map[string]string{"coverage": "none", "vm_mem": "2048"}}
 	prior := *cur
 	prior.Results = []Result{{Mutant: ms[0], Outcome: Killed}, {Mutant: ms[1], Outcome: Survived}}
 
-	kept, err := Resumable(&prior, cur, ms)
+	kept, warnings, err := Resumable(&prior, cur, ms, false)
 	assert.NilError(t, err)
 	assert.Equal(t, len(kept), 2)
+	assert.Equal(t, len(warnings), 0)
 	assert.Equal(t, kept[1].Outcome, Survived)
 
-	old := prior
-	old.SuiteBuild = "" // written before suite builds were recorded
-	_, err = Resumable(&old, cur, ms)
-	assert.NilError(t, err)
+	// Builds or inputs that differ or were not recorded: refused, unless
+	// forced, and then each is named.
+	for name, change := range map[string]func(r *Report){
+		"another suite build":    func(r *Report) { r.SuiteBuild = "ffffffffffff" },
+		"no suite build":         func(r *Report) { r.SuiteBuild = "" },
+		"another runner build":   func(r *Report) { r.RunnerBuild = "ffffffffffff" },
+		"other coverage data":    func(r *Report) { r.Inputs = map[string]string{"coverage": "0123abcd0123", "vm_mem": "2048"} },
+		"an input not recorded":  func(r *Report) { r.Inputs = map[string]string{"coverage": "none"} },
+		"no inputs (an old run)": func(r *Report) { r.Inputs = nil },
+	} {
+		p := prior
+		change(&p)
+		_, _, err := Resumable(&p, cur, ms, false)
+		assert.ErrorContains(t, err, "-resume-force", name)
+		kept, warnings, err := Resumable(&p, cur, ms, true)
+		assert.NilError(t, err, name)
+		assert.Equal(t, len(kept), 2, name)
+		assert.Equal(t, len(warnings), 1, "%s: %v", name, warnings)
+	}
 
 	for name, change := range map[string]func(r *Report){
-		"another shard":       func(r *Report) { r.Shard = "1/4" },
-		"another seed":        func(r *Report) { r.Seed = 2 },
-		"another suite build": func(r *Report) { r.SuiteBuild = "ffffffffffff" },
-		"another file list":   func(r *Report) { r.Files = []string{"fs/notify/mark.c"} },
-		"not a prefix":        func(r *Report) { r.Results = []Result{{Mutant: ms[1]}} },
+		"another shard":     func(r *Report) { r.Shard = "1/4" },
+		"another seed":      func(r *Report) { r.Seed = 2 },
+		"another file list": func(r *Report) { r.Files = []string{"fs/notify/mark.c"} },
+		"not a prefix":      func(r *Report) { r.Results = []Result{{Mutant: ms[1]}} },
 		"a changed diff": func(r *Report) {
 			m := ms[0]
 			m.Diff = "-a\n+z\n"
@@ -53,7 +69,7 @@ func TestResumable(t *testing.T) {
 	} {
 		p := prior
 		change(&p)
-		_, err := Resumable(&p, cur, ms)
+		_, _, err := Resumable(&p, cur, ms, true)
 		assert.ErrorContains(t, err, "resume:", name)
 	}
 }
@@ -66,6 +82,10 @@ func TestSameBaseline(t *testing.T) {
 	assert.Assert(t, strings.Contains(SameBaseline(a, &Baseline{Leaves: 11, Failing: []string{"x", "y"}}), "11 leaves"))
 	assert.Assert(t, strings.Contains(SameBaseline(a, &Baseline{Leaves: 10, Failing: []string{"x"}}), "fails"))
 	assert.Assert(t, SameBaseline(nil, a) != "")
+	d := &Baseline{Leaves: 10, Failing: []string{"x", "y"}, LeafDigest: "aaaaaaaaaaaa"}
+	e := &Baseline{Leaves: 10, Failing: []string{"x", "y"}, LeafDigest: "bbbbbbbbbbbb"}
+	assert.Assert(t, strings.Contains(SameBaseline(d, e), "other leaves"))
+	assert.Equal(t, SameBaseline(a, e), "", "a prior baseline without a digest is compared by count")
 }
 
 // TestSuiteBuild digests the test binaries, not the runner beside them.
@@ -84,6 +104,18 @@ func TestSuiteBuild(t *testing.T) {
 	c, err := SuiteBuild(runner)
 	assert.NilError(t, err)
 	assert.Assert(t, c != a, "a change to a test binary did not change the suite build")
+	// Through a symlink to the runner (an installed fsnsuite): the same.
+	link := filepath.Join(t.TempDir(), "fsnsuite")
+	assert.NilError(t, os.Symlink(runner, link))
+	l, err := SuiteBuild(link)
+	assert.NilError(t, err)
+	assert.Equal(t, l, c)
+	r1, err := RunnerBuild(runner)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(runner, []byte("driver 3"), 0o755))
+	r2, err := RunnerBuild(runner)
+	assert.NilError(t, err)
+	assert.Assert(t, r1 != r2, "a change to the runner did not change the runner build")
 }
 
 // TestRunResume runs the fake pipeline twice: the second run keeps the

@@ -106,6 +106,8 @@ type Baseline struct {
 	// Failing lists the leaves that already fail on it: a mutant cannot
 	// be killed by them.
 	Failing []string `json:"failing,omitempty"`
+	// LeafDigest digests its leaves' paths (LeafDigest).
+	LeafDigest string `json:"leaf_digest,omitempty"`
 	// Stages are the runs each mutant is run in, in order (none: one run
 	// of SuiteArgs' selection).
 	Stages []Stage `json:"stages,omitempty"`
@@ -183,6 +185,7 @@ func Run(ctx context.Context, cfg *Config, ms []Mutant, done func(*Baseline, []R
 	if err != nil {
 		return nil, nil, fmt.Errorf("mutate: baseline: %w", err)
 	}
+	base.LeafDigest = LeafDigest(runner.Leaves(baseRes.Root))
 	for _, l := range runner.Leaves(baseRes.Root) {
 		base.Leaves++
 		if l.Node.Status.Failed() {
@@ -742,16 +745,28 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	cmd := exec.CommandContext(runCtx, c.Suite, args...)
 	cmd.Stdout = io.Discard // the TAP stream is in dir/results.tap
 	if watch != nil {
+		// The stream is kept (dir/stream.tap): a run stopped early has
+		// no results.tap from its guest.
 		watch.stop = stopRun
 		cmd.Stdout = watch
-		// The runner stops its guest on SIGTERM (its qemu also dies
-		// with it: Pdeathsig); SIGKILL only if it has not exited soon.
-		cmd.Cancel = func() error { return cmd.Process.Signal(unix.SIGTERM) }
-		cmd.WaitDelay = time.Minute
 	}
+	// The runner stops its guest and removes its work files on SIGTERM
+	// (qemu also dies with it: Pdeathsig); SIGKILL only if it has not
+	// exited within runnerStopWait.
+	cmd.Cancel = func() error { return cmd.Process.Signal(unix.SIGTERM) }
+	cmd.WaitDelay = runnerStopWait
 	cmd.Stderr = &stderr
 	err = cmd.Run()
 	rr := RunResult{Stderr: stderr.String(), Dir: dir, Seconds: time.Since(start).Seconds()}
+	if watch != nil {
+		werr := os.MkdirAll(dir, 0o755)
+		if werr == nil {
+			werr = os.WriteFile(filepath.Join(dir, "stream.tap"), watch.stream(), 0o644)
+		}
+		if werr != nil {
+			return rr, fmt.Errorf("mutate: %w", werr)
+		}
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -769,6 +784,10 @@ func (c *Config) runSuite(ctx context.Context, kernel, dir string, timeout time.
 	}
 	return rr, nil
 }
+
+// runnerStopWait is how long a runner sent SIGTERM (an interrupted run, a
+// run stopped at its first killing leaf) has to stop its guest and exit.
+const runnerStopWait = time.Minute
 
 // firstError is the compiler's first "error:" line of a build log.
 func firstError(out []byte) string {

@@ -53,6 +53,8 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 	}
 	byK := map[int]*Report{}
 	n := 0
+	// The first suite build a shard recorded (older reports have none).
+	var suite struct{ build, shard string }
 	for i, r := range reps {
 		if r.Shard == "" {
 			return nil, fmt.Errorf("merge: report %d is not a shard's (no \"shard\" field)", i+1)
@@ -78,8 +80,11 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 		if r.Baseline != nil && first.Baseline != nil && r.Baseline.Leaves != first.Baseline.Leaves {
 			return nil, fmt.Errorf("merge: shard %s's unmutated kernel ran %d leaves, shard %s's %d: not the same suite", r.Shard, r.Baseline.Leaves, first.Shard, first.Baseline.Leaves)
 		}
-		if r.SuiteBuild != "" && first.SuiteBuild != "" && r.SuiteBuild != first.SuiteBuild {
-			return nil, fmt.Errorf("merge: shard %s was judged by suite build %s, shard %s by %s: not the same suite", r.Shard, r.SuiteBuild, first.Shard, first.SuiteBuild)
+		if r.SuiteBuild != "" {
+			if suite.build != "" && r.SuiteBuild != suite.build {
+				return nil, fmt.Errorf("merge: shard %s was judged by suite build %s, shard %s by %s: not the same suite", r.Shard, r.SuiteBuild, suite.shard, suite.build)
+			}
+			suite.build, suite.shard = r.SuiteBuild, r.Shard
 		}
 		byK[s.K] = r
 	}
@@ -88,6 +93,8 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 	out.Results = nil
 	out.Complete = true
 	out.Resumed = 0
+	out.SuiteBuild = suite.build
+	out.RunnerBuild, out.Inputs = "", nil // each shard's own
 	var missing []string
 	for k := 1; k <= n; k++ {
 		r := byK[k]
@@ -98,6 +105,7 @@ func Merge(reps []*Report, allowPartial bool) (*Report, error) {
 		}
 		out.Merged = append(out.Merged, r.Shard)
 		out.Resumed += r.Resumed
+		out.FirstKill = out.FirstKill || r.FirstKill
 		if !r.Complete {
 			out.Complete = false
 			missing = append(missing, r.Shard+" (incomplete)")

@@ -16,7 +16,7 @@
 # mutant; default twice the baseline's run plus 3 min), FSNSUITE_VM_LOCK (a
 # file flock'ed around each VM run), RESUME (1: keep the verdicts an
 # interrupted run of the same selection left in MUT_RESULTS and run only the
-# rest), FIRST_KILL (1: stop each mutant's run at the first leaf that kills
+# rest; force: also when its builds or inputs differ), FIRST_KILL (1: stop each mutant's run at the first leaf that kills
 # it), JOBS/NICE for make.
 set -eu
 
@@ -47,6 +47,7 @@ set -- -ksrc "$ksrc" -dir "$dir" -results "${MUT_RESULTS:-$top/results/mutants}"
 [ -n "${SHARD:-}" ] && set -- -shard "$SHARD" "$@"
 [ -n "${FILES:-}" ] && set -- -files "$FILES" "$@"
 [ -n "${RESUME:-}" ] && [ "$RESUME" != 0 ] && set -- -resume "$@"
+[ "${RESUME:-}" = force ] && set -- -resume-force "$@"
 [ -n "${FIRST_KILL:-}" ] && [ "$FIRST_KILL" != 0 ] && set -- -first-kill "$@"
 echo "mutants: $top/bin/fsnsuite mutants $*" >&2
 exec "$top/bin/fsnsuite" mutants "$@"

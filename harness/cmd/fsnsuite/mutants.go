@@ -3,18 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fsnsuite/fsnsuite/harness/coverage"
 	"github.com/fsnsuite/fsnsuite/harness/mutate"
@@ -28,31 +33,32 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fsnsuite mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		ksrc      = fs.String("ksrc", "", "kernel `tree` to make the mutants from (only read)")
-		dir       = fs.String("dir", "", "`directory` holding src/ (a private copy of -ksrc) and build/ (its build directory), as scripts/mutants/build-kernel.sh makes them")
-		results   = fs.String("results", "results/mutants", "results `directory`: report.txt, mutants.json, base/ and one directory per mutant")
-		n         = fs.Int("n", 15, "sample `size`: mutants drawn at random; 0: every mutant")
-		seed      = fs.Uint64("seed", 1, "sample `seed`")
-		ids       = fs.String("id", "", "comma-separated mutant `ids` to run instead of a sample (run even when listed as equivalent)")
-		base      = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
-		lines     = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
-		equiv     = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
-		list      = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
-		jobs      = fs.Int("jobs", 2, "make -j `n`")
-		nice      = fs.Int("nice", 19, "niceness of make")
-		lock      = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
-		vmCPUs    = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
-		vmMem     = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
-		vmTime    = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
-		expect    = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
-		suiteBin  = fs.String("suite", "", "the runner `binary` (default: this executable)")
-		shardArg  = fs.String("shard", "", "run (or with -list, list) only part `K/N` of the mutant list: every N-th mutant from the K-th, so that N machines share one run (merge their results directories with -merge)")
-		files     = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
-		merge     = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
-		partial   = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
-		resume    = fs.Bool("resume", false, "keep the verdicts an interrupted run of the same selection left in -results (its mutants.json) and run only the mutants it had not decided; refused when the selection, the test binaries or the baseline differ")
-		firstKill = fs.Bool("first-kill", false, "stop a mutant's run at the first leaf that kills it (a leaf that passed or skipped on the unmutated kernel fails): the same score, killed_by names that leaf only, and a hung mutant costs its hung case's TIMEOUT instead of the VM timeout")
-		noStages  = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
+		ksrc        = fs.String("ksrc", "", "kernel `tree` to make the mutants from (only read)")
+		dir         = fs.String("dir", "", "`directory` holding src/ (a private copy of -ksrc) and build/ (its build directory), as scripts/mutants/build-kernel.sh makes them")
+		results     = fs.String("results", "results/mutants", "results `directory`: report.txt, mutants.json, base/ and one directory per mutant")
+		n           = fs.Int("n", 15, "sample `size`: mutants drawn at random; 0: every mutant")
+		seed        = fs.Uint64("seed", 1, "sample `seed`")
+		ids         = fs.String("id", "", "comma-separated mutant `ids` to run instead of a sample (run even when listed as equivalent)")
+		base        = fs.String("base", "", "mutate only the lines changed since this git `rev` of -ksrc (committed or not)")
+		lines       = fs.String("coverage", "", "`make coverage`'s per-line counts (results/coverage/lines.json): mutants on lines that never ran are not run")
+		equiv       = fs.String("equivalent", "", "equivalents `file` (ID REASON lines): listed mutants are not run")
+		list        = fs.Bool("list", false, "list the mutants (id, file:line, operator, function) and exit; with -n, the sample -n and -seed draw; with -id, those mutants and their diffs")
+		jobs        = fs.Int("jobs", 2, "make -j `n`")
+		nice        = fs.Int("nice", 19, "niceness of make")
+		lock        = fs.String("lock", os.Getenv("FSNSUITE_VM_LOCK"), "flock this `file` around each VM run (default $FSNSUITE_VM_LOCK)")
+		vmCPUs      = fs.Int("vm-cpus", 2, "guest CPU `count` (and runner -j)")
+		vmMem       = fs.Int("vm-mem", 0, "guest memory in `MiB` (0: the runner's default)")
+		vmTime      = fs.Duration("vm-timeout", 0, "limit of a mutant's run (`duration`; 0: twice the baseline's run plus 3 minutes)")
+		expect      = fs.String("expect", "", "exit 1 unless every mutant run has this `outcome` (killed, survived, crashed, ...; killed accepts crashed), or each listed mutant its own (ID:OUTCOME,ID:OUTCOME)")
+		suiteBin    = fs.String("suite", "", "the runner `binary` (default: this executable)")
+		shardArg    = fs.String("shard", "", "run (or with -list, list) only part `K/N` of the mutant list: every N-th mutant from the K-th, so that N machines share one run (merge their results directories with -merge)")
+		files       = fs.String("files", "", "comma-separated source `files` to mutate (e.g. fs/notify/fsnotify.c,fs/notify/notification.c); default every fs/notify file")
+		merge       = fs.Bool("merge", false, "merge the results directories given as arguments (the shards of one run) into -results: one report, the scores of the unsharded run")
+		partial     = fs.Bool("partial", false, "with -merge: accept missing or incomplete shards (the report then says INCOMPLETE)")
+		resume      = fs.Bool("resume", false, "keep the verdicts an interrupted run of the same selection left in -results (its mutants.json) and run only the mutants it had not decided; refused when the selection, the test binaries or the baseline differ")
+		resumeForce = fs.Bool("resume-force", false, "with -resume: keep the interrupted run's verdicts although its test binaries, runner or inputs differ from this run's or were not recorded (each difference is printed; check that they judge alike)")
+		firstKill   = fs.Bool("first-kill", false, "stop a mutant's run at the first leaf that kills it (a leaf that passed or skipped on the unmutated kernel fails): the same score, killed_by names that leaf only, and a hung mutant costs its hung case's TIMEOUT instead of the VM timeout")
+		noStages    = fs.Bool("no-stages", false, "run each mutant on the whole suite in one VM run (default: the quickest binaries first, the rest only if they did not kill it; off when runner flags choose the binaries)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: fsnsuite mutants -ksrc TREE -dir DIR [flags] [-- runner flags]\n"+
@@ -227,7 +233,14 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		ms = shard.Pick(ms)
 		fmt.Fprintf(stderr, "fsnsuite mutants: shard %s\n", shard)
 	}
+	rep.FirstKill = *firstKill
 	if rep.SuiteBuild, err = mutate.SuiteBuild(cfg.Suite); err != nil {
+		fmt.Fprintf(stderr, "fsnsuite mutants: %v: not recorded (a later -resume will need -resume-force)\n", err)
+	}
+	if rep.RunnerBuild, err = mutate.RunnerBuild(cfg.Suite); err != nil {
+		fmt.Fprintf(stderr, "fsnsuite mutants: %v: not recorded (a later -resume will need -resume-force)\n", err)
+	}
+	if rep.Inputs, err = mutantInputs(*lines, cfg, *ksrc, *dir, *vmCPUs, *vmMem, *vmTime, equivalents); err != nil {
 		return fail(err)
 	}
 	if *resume {
@@ -238,11 +251,12 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		case err != nil:
 			return fail(fmt.Errorf("-resume: %w", err))
 		default:
-			if cfg.Prior, err = mutate.Resumable(prior, rep, ms); err != nil {
-				return fail(fmt.Errorf("-resume: %s: %w", *results, err))
+			var warnings []string
+			if cfg.Prior, warnings, err = mutate.Resumable(prior, rep, ms, *resumeForce); err != nil {
+				return fail(fmt.Errorf("-resume %s: %w", *results, err))
 			}
-			if prior.SuiteBuild == "" {
-				fmt.Fprintf(stderr, "fsnsuite mutants: -resume: the interrupted run did not record its suite build (written before it was); its baseline is checked instead\n")
+			for _, w := range warnings {
+				fmt.Fprintf(stderr, "fsnsuite mutants: -resume-force: kept although %s\n", w)
 			}
 			cfg.PriorBaseline = prior.Baseline
 			rep.Resumed = len(cfg.Prior)
@@ -257,6 +271,13 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		return writeReport(*results, rep)
 	}
 	bl, rs, err := mutate.Run(ctx, cfg, ms, write)
+	if err != nil && len(rs) < len(cfg.Prior) {
+		// Stopped before the kept verdicts were written again (the
+		// baseline refused, broke or was interrupted): the interrupted
+		// run's report stays as it was, for the next -resume.
+		fmt.Fprintf(stderr, "fsnsuite mutants: %s/mutants.json left as the interrupted run wrote it\n", *results)
+		return fail(err)
+	}
 	rep.Baseline, rep.Results = bl, rs
 	rep.Complete = err == nil
 	if werr := writeReport(*results, rep); werr != nil && err == nil {
@@ -383,7 +404,14 @@ func writeReport(dir string, rep *mutate.Report) error {
 		if err := w(&b); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+		// Written whole or not at all: a run killed mid-write must leave
+		// the last report readable (-resume reads it).
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			os.Remove(tmp)
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
@@ -412,6 +440,52 @@ func changedLines(ksrc, base string) (map[string]map[int]bool, error) {
 		lines[c.Path][c.Line] = true
 	}
 	return lines, nil
+}
+
+// mutantInputs is what a run's verdicts depend on besides the selection and
+// the builds, as Report.Inputs records it: -resume refuses another run's
+// verdicts when any differs.
+func mutantInputs(lines string, cfg *mutate.Config, ksrc, dir string, vmCPUs, vmMem int, vmTime time.Duration, eq mutate.Equivalents) (map[string]string, error) {
+	in := map[string]string{
+		"runner_flags": strings.Join(cfg.SuiteArgs, " "),
+		"vm_cpus":      strconv.Itoa(vmCPUs),
+		"vm_mem":       strconv.Itoa(vmMem),
+		"vm_timeout":   vmTime.String(),
+		"no_stages":    strconv.FormatBool(cfg.NoStages),
+		"coverage":     "none",
+	}
+	if cfg.Lines != nil {
+		s, err := mutate.FileSum(lines)
+		if err != nil {
+			return nil, err
+		}
+		in["coverage"] = s[:12]
+	}
+	// Every source file of fs/notify (not only the mutated ones: a
+	// mutant's diff has 3 lines of context, a verdict the whole kernel).
+	files, err := mutate.SourceFiles(ksrc)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	for _, f := range files {
+		s, err := mutate.FileSum(filepath.Join(ksrc, f))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s %s\n", f, s)
+	}
+	in["sources"] = hex.EncodeToString(h.Sum(nil))[:12]
+	in["kernel_config"] = "none"
+	if s, err := mutate.FileSum(filepath.Join(dir, "build", ".config")); err == nil {
+		in["kernel_config"] = s[:12]
+	}
+	h = sha256.New()
+	for _, id := range slices.Sorted(maps.Keys(eq)) {
+		fmt.Fprintf(h, "%s\n", id)
+	}
+	in["equivalents"] = hex.EncodeToString(h.Sum(nil))[:12]
+	return in, nil
 }
 
 // sourceSums is the sha256 of each file the mutants are in.
