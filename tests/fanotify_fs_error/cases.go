@@ -41,7 +41,38 @@ var cases = []harness.Case{{
 		"an abort reports ESHUTDOWN with an empty FILEID_INVALID handle; the event's pid is the failing process's, or since 7.0 " +
 		"(fs/fserror.c fserror_worker, commit 21945e6cb516) a kworker's, as /proc/kallsyms says which",
 	Run: ext4ErrorRecords,
+}, {
+	Name: "ext4_error_unwatched",
+	Doc: "an ext4 abort on a filesystem without a filesystem mark queues nothing, not even for a group with an inode mark on its root " +
+		"(FAN_FS_ERROR reaches filesystem marks only; the error has no inode, so fsnotify has no inode mark to look at)",
+	Run: ext4ErrorUnwatched,
 }}
+
+// ext4ErrorUnwatched: fanotify_mark(2) allows FAN_FS_ERROR on filesystem
+// marks only (EINVAL on an inode or mount mark), so an error on a
+// filesystem that has none reaches no group. The abort is the error with
+// no inode ("Errors that are not related to an inode", filesystem-
+// monitoring.rst): ext4 calls fsnotify_sb_error(sb, NULL, ESHUTDOWN), and
+// fsnotify() finds no filesystem mark, no mount (an error has no path) and
+// no inode to look up marks on. A group with an inode mark on the root of
+// that filesystem, for every event it can have there, must read nothing
+// (and the kernel must take the error in its stride: a mutant of
+// fsnotify()'s no-marks shortcut that reads the missing inode's marks
+// oopses here, 103eda8296).
+func ext4ErrorUnwatched(t *harness.T) {
+	fs := t.FS()
+	g := t.Fanotify(unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
+	mask := uint64(unix.FAN_ACCESS | unix.FAN_MODIFY | unix.FAN_OPEN | unix.FAN_CLOSE | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
+	if err := g.Add(unix.FAN_MARK_INODE, mask, fs.Root); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := unix.Mount(fs.Device, fs.Root, "ext4", unix.MS_REMOUNT|unix.MS_RDONLY, "abort"); err != nil {
+		t.Fatalf("remount %s abort: %v", fs.Root, err)
+	}
+	// Since 7.0 the error reaches fsnotify from a kworker (fs/fserror.c):
+	// listen long enough for it to have run.
+	expect.FanotifyQuiet(t, "inode mark on the root of an ext4 without a filesystem mark; this process remounts it ro,abort", g, 500*time.Millisecond)
+}
 
 // ext4ErrorRecords: fanotify(7) FAN_FS_ERROR "Create an event when a
 // filesystem error is detected", with a FAN_EVENT_INFO_TYPE_ERROR record

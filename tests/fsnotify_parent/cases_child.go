@@ -46,6 +46,12 @@ var childCases = concat(
 		parentChildTwoInotify,
 		"parent and child marked in two groups: each group gets exactly what its mark asked for (fsnotify.c fsnotify, one send_to_group per group)",
 		parentChildTwoFanotify),
+	[]harness.Case{{
+		Name: "parent_uninterested_child_interested.inotify",
+		Doc: "an instance whose directory watch does not want an event its file watch wants still gets it on the file watch, " +
+			"while another instance's directory watch that wants it makes the event go through the directory (fsnotify.c fsnotify_handle_event)",
+		Run: parentUninterestedInotify,
+	}},
 )
 
 func concat(parts ...[]harness.Case) []harness.Case {
@@ -217,6 +223,31 @@ func parentChildOneInotify(t *harness.T) {
 		func() { l.check(iev(wdW, unix.IN_MODIFY, "f"), iev(wdF, unix.IN_MODIFY, "")) },
 		func() { l.check(iev(wdW, unix.IN_CLOSE_WRITE, "f")) })
 	l.quiet()
+}
+
+// parentUninterestedInotify: instance p watches the directory for IN_OPEN,
+// so the directory wants its children's opens and an open of f goes to
+// fsnotify with the parent (FS_EVENT_ON_CHILD, __fsnotify_parent). Instance
+// c watches the directory for IN_MODIFY only and f for IN_OPEN. For c,
+// fsnotify_handle_event hands the event to its directory watch first, which
+// does not want it (fsnotify_handle_inode_event: "Check interest of this
+// mark"), and then to its file watch, which does: c reads IN_OPEN on f's
+// wd, without a name, and nothing on the directory's; p reads IN_OPEN
+// with the name (inotify(7): each watch reports the events of its mask,
+// a directory watch with the entry's name). A kernel that ends c's
+// delivery at the uninterested directory watch loses c's event.
+func parentUninterestedInotify(t *harness.T) {
+	e := newEnv(t)
+	f := e.file(e.w, "f", "")
+	lp, lc := e.inotify(), e.inotify()
+	wdP := lp.watch(e.w, unix.IN_OPEN)
+	lc.watch(e.w, unix.IN_MODIFY)
+	wdF := lc.watch(f, unix.IN_OPEN)
+	fd := e.open(f, unix.O_RDONLY)
+	lp.check(iev(wdP, unix.IN_OPEN, "f"))
+	lc.check(iev(wdF, unix.IN_OPEN, ""))
+	e.close(fd)
+	e.quiet(lp, lc)
 }
 
 func parentChildTwoInotify(t *harness.T) {
