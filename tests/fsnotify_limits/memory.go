@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -114,7 +115,49 @@ var memObjects = []memObject{
 			return fd, openChildren(dir)
 		},
 	},
+	{
+		name: "inotify_watch_long_name_event",
+		// A name longer than DNAME_INLINE_LEN lives in its own
+		// allocation (struct external_name, __d_alloc with
+		// GFP_KERNEL_ACCOUNT), shared by refcount with every name
+		// snapshot taken of it; __fsnotify_parent takes one to report
+		// the child's name to the watching parent and releases it
+		// (release_dentry_name_snapshot). The directory is on the
+		// tmpfs workspace, whose dentries go at their last dput
+		// (simple_lookup's simple_dentry_operations: always_delete_dentry),
+		// so each iteration's file has a new dentry and name, freed
+		// with it. One lost release keeps the name of every unlinked
+		// file alive: 256 bytes (kmalloc-256 for a 200-byte name) an
+		// iteration, twice the bound of 128.
+		iterations: 512, leakBytes: 128,
+		doc: "an inotify instance watching a directory for IN_OPEN, then a file with a 200-byte name created in it, opened (the event carries the name: __fsnotify_parent's name snapshot) and unlinked, then close: the instance, the event and the file's dentry with its external name are freed",
+		make: func(dir string) (int, error) {
+			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			if err != nil {
+				return -1, err
+			}
+			if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN); err != nil {
+				unix.Close(fd)
+				return -1, fmt.Errorf("inotify_add_watch: %w", err)
+			}
+			name := filepath.Join(dir, longName)
+			f, err := unix.Open(name, unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o600)
+			if err != nil {
+				return fd, fmt.Errorf("create %s: %w", name, err)
+			}
+			unix.Close(f)
+			if err := unix.Unlink(name); err != nil {
+				return fd, fmt.Errorf("unlink %s: %w", name, err)
+			}
+			return fd, nil
+		},
+	},
 }
+
+// longName is a 200-byte file name: longer than DNAME_INLINE_LEN (32 on
+// 64-bit kernels before 6.15, 40 since), so its dentry's name is an
+// external allocation.
+var longName = strings.Repeat("n", 200)
 
 // memEvents is how many events each marked object queues: one per child
 // of the directory, so that a lost free of the queued events (at least
