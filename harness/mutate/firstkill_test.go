@@ -3,7 +3,6 @@ package mutate
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,26 +112,11 @@ echo '{"version":"TAP version 13","status":"pass","plan":1,"children":[{"name":"
 // leaf and hangs is stopped there (SIGTERM, not the 30 s it would hang),
 // killed by that leaf alone; the others are judged as before.
 func TestRunFirstKill(t *testing.T) {
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	assert.NilError(t, os.MkdirAll(bin, 0o755))
-	assert.NilError(t, os.WriteFile(filepath.Join(bin, "make"), []byte(fakeMake), 0o755))
-	suite := filepath.Join(bin, "fsnsuite")
-	assert.NilError(t, os.WriteFile(suite, []byte(fakeHangSuite), 0o755))
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	fakeLog := filepath.Join(root, "fake.log")
-	t.Setenv("FAKE_LOG", fakeLog)
+	w := newFakeWorld(t, fakeHangSuite, body("\tif (x)", "\t\treturn -EINVAL;", "\treturn 0;"))
 	t.Setenv("FAKE_NOWAIT", "1")
-
-	rel := "fs/notify/a.c"
-	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\treturn 0;")
-	ksrc, src, build := filepath.Join(root, "ksrc"), filepath.Join(root, "dir", "src"), filepath.Join(root, "dir", "build")
-	for _, d := range []string{ksrc, src} {
-		assert.NilError(t, os.MkdirAll(filepath.Join(d, "fs/notify"), 0o755))
-		assert.NilError(t, os.WriteFile(filepath.Join(d, rel), []byte(orig), 0o644))
-	}
-	ms := Generate(rel, orig, nil)
-	cfg := &Config{KSRC: ksrc, Src: src, Build: build, Suite: suite, Results: filepath.Join(root, "results"), Jobs: 1, NoStages: true, FirstKill: true}
+	ms := Generate(w.rel, w.orig, nil)
+	cfg := w.config()
+	cfg.FirstKill = true
 	start := time.Now()
 	_, rs, err := Run(context.Background(), cfg, ms, nil)
 	assert.NilError(t, err)
@@ -148,7 +132,7 @@ func TestRunFirstKill(t *testing.T) {
 		assert.DeepEqual(t, r.KilledBy, []Leaf{{Path: "b.a", Before: "pass", After: "fail", Why: FirstKillWhy + ": TIMEOUT 120 seconds"}})
 	}
 	assert.Equal(t, killed, 1)
-	log, err := os.ReadFile(fakeLog)
+	log, err := os.ReadFile(w.log)
 	assert.NilError(t, err)
 	assert.Equal(t, string(log), "TERM\n", "the runner was not stopped by SIGTERM")
 }

@@ -64,29 +64,47 @@ rm -f "$FAKE_LOG.running"
 exit $rc
 `
 
+// fakeWorld is a fake make and suite on PATH and a kernel tree of one
+// fs/notify file: what Run needs to run without a kernel or qemu.
+type fakeWorld struct {
+	root, ksrc, src, build, suite, log string
+	rel, orig                          string
+}
+
+// newFakeWorld puts the fake make and suiteScript (as bin/fsnsuite) first on
+// PATH, points FAKE_LOG at root/fake.log, and writes orig as fs/notify/a.c
+// of the source tree and of its private copy.
+func newFakeWorld(t *testing.T, suiteScript, orig string) *fakeWorld {
+	t.Helper()
+	root := t.TempDir()
+	w := &fakeWorld{root: root, ksrc: filepath.Join(root, "ksrc"), src: filepath.Join(root, "dir", "src"), build: filepath.Join(root, "dir", "build"),
+		suite: filepath.Join(root, "bin", "fsnsuite"), log: filepath.Join(root, "fake.log"), rel: "fs/notify/a.c", orig: orig}
+	bin := filepath.Dir(w.suite)
+	assert.NilError(t, os.MkdirAll(bin, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(bin, "make"), []byte(fakeMake), 0o755))
+	assert.NilError(t, os.WriteFile(w.suite, []byte(suiteScript), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("FAKE_LOG", w.log)
+	for _, d := range []string{w.ksrc, w.src} {
+		assert.NilError(t, os.MkdirAll(filepath.Join(d, "fs/notify"), 0o755))
+		assert.NilError(t, os.WriteFile(filepath.Join(d, w.rel), []byte(orig), 0o644))
+	}
+	return w
+}
+
+// config is a Config of the world's trees, results under root/results.
+func (w *fakeWorld) config() *Config {
+	return &Config{KSRC: w.ksrc, Src: w.src, Build: w.build, Suite: w.suite, Results: filepath.Join(w.root, "results"), Jobs: 1, NoStages: true}
+}
+
 // TestRunOverlapped runs the whole loop with a fake make and a fake suite:
 // every mutant gets its verdict, in the sample's order, though runs overlap
 // the next build and mutants decided without a run (not covered, build
 // failed) come between them; the source copy is unmutated at the end, and
 // no bzImage copy is left behind.
 func TestRunOverlapped(t *testing.T) {
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	assert.NilError(t, os.MkdirAll(bin, 0o755))
-	assert.NilError(t, os.WriteFile(filepath.Join(bin, "make"), []byte(fakeMake), 0o755))
-	suite := filepath.Join(bin, "fsnsuite")
-	assert.NilError(t, os.WriteFile(suite, []byte(fakeSuite), 0o755))
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	fakeLog := filepath.Join(root, "fake.log")
-	t.Setenv("FAKE_LOG", fakeLog)
-
-	rel := "fs/notify/a.c"
-	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\tif (y)", "\t\treturn -ENOENT;", "\treturn 0;")
-	ksrc, src, build := filepath.Join(root, "ksrc"), filepath.Join(root, "dir", "src"), filepath.Join(root, "dir", "build")
-	for _, d := range []string{ksrc, src} {
-		assert.NilError(t, os.MkdirAll(filepath.Join(d, "fs/notify"), 0o755))
-		assert.NilError(t, os.WriteFile(filepath.Join(d, rel), []byte(orig), 0o644))
-	}
+	w := newFakeWorld(t, fakeSuite, body("\tif (x)", "\t\treturn -EINVAL;", "\tif (y)", "\t\treturn -ENOENT;", "\treturn 0;"))
+	rel, orig, ksrc, fakeLog := w.rel, w.orig, w.ksrc, w.log
 	ms := Generate(rel, orig, nil)
 	sum, err := FileSum(filepath.Join(ksrc, rel))
 	assert.NilError(t, err)
@@ -97,7 +115,8 @@ func TestRunOverlapped(t *testing.T) {
 	// One mutant that does not build, between the others.
 	ms = append(ms[:2:2], append([]Mutant{{ID: "buildfail0", File: rel, Line: 5, Orig: "\tif (y)", New: "\tif (y) BUILDFAIL", Op: "negate", Func: "f"}}, ms[2:]...)...)
 
-	cfg := &Config{KSRC: ksrc, Src: src, Build: build, Suite: suite, Results: filepath.Join(root, "results"), Jobs: 1, Lines: lines, NoStages: true}
+	cfg := w.config()
+	cfg.Lines = lines
 	var seen [][]string
 	_, rs, err := Run(context.Background(), cfg, ms, func(_ *Baseline, rs []Result) error {
 		var ids []string
@@ -135,7 +154,7 @@ func TestRunOverlapped(t *testing.T) {
 	for i, ids := range seen {
 		assert.Equal(t, len(ids), i+1)
 	}
-	b, err := os.ReadFile(filepath.Join(src, rel))
+	b, err := os.ReadFile(filepath.Join(w.src, rel))
 	assert.NilError(t, err)
 	assert.Equal(t, string(b), orig, "the source copy is left mutated")
 	// Overlap: the fake make waits up to 1.5 s for a run to be in flight

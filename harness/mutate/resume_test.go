@@ -123,26 +123,11 @@ func TestSuiteBuild(t *testing.T) {
 // directories are untouched) and runs the rest; a baseline that differs
 // from the kept verdicts' stops it.
 func TestRunResume(t *testing.T) {
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	assert.NilError(t, os.MkdirAll(bin, 0o755))
-	assert.NilError(t, os.WriteFile(filepath.Join(bin, "make"), []byte(fakeMake), 0o755))
-	suite := filepath.Join(bin, "fsnsuite")
-	assert.NilError(t, os.WriteFile(suite, []byte(fakeSuite), 0o755))
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	t.Setenv("FAKE_LOG", filepath.Join(root, "fake.log"))
+	w := newFakeWorld(t, fakeSuite, body("\tif (x)", "\t\treturn -EINVAL;", "\treturn 0;"))
 	t.Setenv("FAKE_NOWAIT", "1")
-
-	rel := "fs/notify/a.c"
-	orig := body("\tif (x)", "\t\treturn -EINVAL;", "\treturn 0;")
-	ksrc, src, build := filepath.Join(root, "ksrc"), filepath.Join(root, "dir", "src"), filepath.Join(root, "dir", "build")
-	for _, d := range []string{ksrc, src} {
-		assert.NilError(t, os.MkdirAll(filepath.Join(d, "fs/notify"), 0o755))
-		assert.NilError(t, os.WriteFile(filepath.Join(d, rel), []byte(orig), 0o644))
-	}
-	ms := Generate(rel, orig, nil)
+	ms := Generate(w.rel, w.orig, nil)
 	assert.Assert(t, len(ms) >= 3, "want 3 mutants, have %d", len(ms))
-	cfg := &Config{KSRC: ksrc, Src: src, Build: build, Suite: suite, Results: filepath.Join(root, "results"), Jobs: 1, NoStages: true}
+	cfg := w.config()
 	base, first, err := Run(context.Background(), cfg, ms, nil)
 	assert.NilError(t, err)
 

@@ -71,7 +71,9 @@ func ext4ErrorUnwatched(t *harness.T) {
 	}
 	// The probe's filesystem mark goes with its group: the filesystem
 	// has no mark when the error comes.
-	probe.Close()
+	if err := probe.Close(); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
 	g := t.Fanotify(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
 	err := g.Add(unix.FAN_MARK_INODE, unix.FAN_FS_ERROR, fs.Root)
 	expect.Errno(t, "fanotify_mark(FAN_MARK_INODE, FAN_FS_ERROR) on the root", err, unix.EINVAL)

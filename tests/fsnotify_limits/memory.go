@@ -104,13 +104,9 @@ var memObjects = []memObject{
 		iterations: 512, leakBytes: 384,
 		doc: "an inotify instance with a watch on a directory for IN_OPEN and memEvents unread events (one open of each child: distinct names, not merged), then close: the watch (inotify_inode_mark_cachep, SLAB_ACCOUNT) and the events (inotify_handle_inode_event's kmalloc under set_active_memcg(group->memcg)) go at inotify_release (fsnotify_destroy_group)",
 		make: func(dir string) (int, error) {
-			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			fd, err := inotifyWatching(dir, unix.IN_OPEN)
 			if err != nil {
 				return -1, err
-			}
-			if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN); err != nil {
-				unix.Close(fd)
-				return -1, fmt.Errorf("inotify_add_watch: %w", err)
 			}
 			return fd, openChildren(dir)
 		},
@@ -132,13 +128,9 @@ var memObjects = []memObject{
 		iterations: 512, leakBytes: 128,
 		doc: "an inotify instance watching a directory for IN_OPEN, then a file with a 200-byte name created in it, opened (the event carries the name: __fsnotify_parent's name snapshot) and unlinked, then close: the instance, the event and the file's dentry with its external name are freed",
 		make: func(dir string) (int, error) {
-			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			fd, err := inotifyWatching(dir, unix.IN_OPEN)
 			if err != nil {
 				return -1, err
-			}
-			if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN); err != nil {
-				unix.Close(fd)
-				return -1, fmt.Errorf("inotify_add_watch: %w", err)
 			}
 			name := filepath.Join(dir, longName)
 			f, err := unix.Open(name, unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o600)
@@ -152,6 +144,19 @@ var memObjects = []memObject{
 			return fd, nil
 		},
 	},
+}
+
+// inotifyWatching returns a new inotify instance watching dir for mask.
+func inotifyWatching(dir string, mask uint32) (int, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("inotify_add_watch: %w", err)
+	}
+	return fd, nil
 }
 
 // longName is a 200-byte file name: longer than DNAME_INLINE_LEN (32 on
@@ -276,7 +281,7 @@ func kernelMemoryReleased(t *harness.T, o memObject) {
 		t.Skipf("control: %d %s objects held at once charged %d bytes to their memory cgroup (%s) within %v, under %d each: this kernel does not charge them (cgroup.memory=nokmem, or a kernel whose fsnotify allocations are not accounted)", rep.Control, o.name, rep.ControlBytes, hier, memFlushWait, memPerObjectMin)
 	}
 	if rep.Limit != "" {
-		t.SkipEnvironment("undecided: %s (a per-user limit that other programs share: fs.fanotify.max_user_groups, fs.inotify.max_user_instances)", rep.Limit)
+		t.SkipEnvironment("undecided: %s", rep.Limit)
 	}
 	if !rep.Flushed {
 		t.Skipf("undecided: the marker (%s, held after the loop, then released) did not show in %s, or its release did not fall far enough, within %v for each, so the counter may not have been flushed since the loop", rep.Marker, hier, memFlushWait)
@@ -413,7 +418,7 @@ func memcgChild(args []string) (rep memReport) {
 		if err != nil {
 			var en unix.Errno
 			if errors.As(err, &en) && (en == unix.EMFILE || en == unix.ENOSPC) {
-				rep.Limit = fmt.Sprintf("object %d of the loop: %v", i, err)
+				rep.Limit = fmt.Sprintf("object %d of the loop: %v (%s)", i, err, sharedLimits)
 				return rep
 			}
 			rep.Setup = fmt.Sprintf("object %d of the loop: %v", i, err)
@@ -468,7 +473,7 @@ func memcgChild(args []string) (rep memReport) {
 			release(marker)
 			switch {
 			case errno != "":
-				rep.Limit = fmt.Sprintf("the marker after the loop: %d objects, then %s (the control held %d)", len(marker), errno, rep.Control)
+				rep.Limit = fmt.Sprintf("the marker after the loop: %d objects, then %s (the control held %d; %s)", len(marker), errno, rep.Control, sharedLimits)
 			case err != nil:
 				rep.Setup = fmt.Sprintf("the marker after the loop: object %d: %v", len(marker), err)
 			}
@@ -532,6 +537,10 @@ func holdFiles(dir string, n int) ([]int, error) {
 	}
 	return fds, nil
 }
+
+// sharedLimits names the per-user limits an EMFILE or ENOSPC of a group or
+// instance comes from: other programs of this user hold part of them.
+const sharedLimits = "a per-user limit that other programs share: fs.fanotify.max_user_groups, fs.inotify.max_user_instances"
 
 // memFlushWait bounds each wait for the memcg counters: twice cgroup v2's
 // periodic flush.
