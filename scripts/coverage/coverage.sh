@@ -61,26 +61,14 @@ echo "coverage: $top/bin/fsnsuite $*" >&2
 start=$(date +%s)
 rc=0
 # The TAP stream is kept in results.tap; stdout is for the report.
-# FSNSUITE_VM_LOCK: take turns with other VM runs (make mutants, patchcheck),
-# waiting at most 3 hours as they do (harness/vm LockWait); a symlink or a
-# file another user owns is refused (it may sit in a world-writable
-# directory), and a lock still held then ends the run naming its holders.
-if [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
-	if [ -L "$FSNSUITE_VM_LOCK" ]; then
-		die "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is a symlink: refusing to follow it"
-	fi
-	if [ -e "$FSNSUITE_VM_LOCK" ] && { [ ! -f "$FSNSUITE_VM_LOCK" ] || [ ! -O "$FSNSUITE_VM_LOCK" ]; }; then
-		die "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is not a regular file this user owns: refusing it"
-	fi
-	(umask 077 && : >>"$FSNSUITE_VM_LOCK") || die "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK: cannot create it"
-	set -- flock -w 10800 -E 75 "$FSNSUITE_VM_LOCK" "$top/bin/fsnsuite" "$@"
-else
-	set -- "$top/bin/fsnsuite" "$@"
-fi
+# FSNSUITE_VM_LOCK: take turns with other VM runs (scripts/vm/vmlock.sh).
+. "$top/scripts/vm/vmlock.sh"
+vm_lock_check coverage
+set -- vm_locked "$top/bin/fsnsuite" "$@"
 FSNSUITE_VM_GCOV_DIR=$results/gcda "$@" >/dev/null || rc=$?
 end=$(date +%s)
 if [ "$rc" = 75 ] && [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
-	die "the VM lock $FSNSUITE_VM_LOCK was held for more than 3 hours by: $(lslocks -n -o PID,COMMAND,PATH 2>/dev/null | awk -v p="$FSNSUITE_VM_LOCK" '$3 == p && !seen[$1]++ {printf "pid %s comm %s; ", $1, $2}')"
+	die "the VM lock $FSNSUITE_VM_LOCK was held for more than 3 hours by: $(vm_lock_holders)"
 fi
 echo "coverage: suite exit $rc, wall time $((end - start))s (TAP in $results/results.tap)" >&2
 [ -d "$results/gcda" ] || die "no gcov data came back from the guest (see the runner's message above)"

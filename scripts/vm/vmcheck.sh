@@ -8,7 +8,8 @@
 #
 # Environment: MODULES, VM_CPUS, VM_MEM, VM_TIMEOUT, VM_RESULTS (results dir,
 # default results/vm-<kernel>), VMCHECK_NO_REBOOT (set: no second boot after
-# a panic before /init). The runner is bin/fsnsuite (build it with make).
+# a panic before /init), FSNSUITE_VM_LOCK (a file flock'ed around each VM
+# run: scripts/vm/vmlock.sh). The runner is bin/fsnsuite (build it with make).
 # Runner flags given after KERNEL (e.g. -strict, -run REGEX, -j=1) are passed on.
 set -eu
 
@@ -43,19 +44,27 @@ set -- -kernel "$kernel" -results "$results" -j="${VM_CPUS:-2}" "$@"
 [ -n "${VM_MEM:-}" ] && set -- "$@" -vm-mem "$VM_MEM"
 [ -n "${VM_TIMEOUT:-}" ] && set -- "$@" -vm-timeout "$VM_TIMEOUT"
 
-# run_suite runs the runner with its stderr both shown and kept in $errlog
-# (stdout stays the TAP stream), and sets rc to its exit status.
+. "$top/scripts/vm/vmlock.sh"
+vm_lock_check vmcheck
+
+# run_suite runs the runner (under FSNSUITE_VM_LOCK, if set) with its stderr
+# both shown and kept in $errlog (stdout stays the TAP stream), and sets rc
+# to its exit status; a lock still held after 3 hours ends the run.
 mkdir -p "$(dirname "$results")"
 errlog=$results.stderr
 rcfile=$results.rc
 run_suite() {
 	{ {
 		st=0
-		"$top/bin/fsnsuite" "$@" 2>&1 1>&3 3>&- || st=$?
+		vm_locked "$top/bin/fsnsuite" "$@" 2>&1 1>&3 3>&- || st=$?
 		echo "$st" >"$rcfile"
 	} | tee "$errlog" >&2; } 3>&1
 	rc=$(cat "$rcfile")
 	rm -f "$rcfile"
+	if [ "$rc" = 75 ] && [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
+		echo "vmcheck: the VM lock $FSNSUITE_VM_LOCK was held for more than 3 hours by: $(vm_lock_holders)" >&2
+		exit 2
+	fi
 }
 
 # panicked_in_boot: the runner says the guest kernel panicked during boot,

@@ -38,9 +38,15 @@ control perf_parent_write -run ^samefile_private_n2$ -budget 2s
 control_aa perf_parent_write -run ^samefile_private_n2$ -aa -budget 2s
 EOR
 fi
+. "$top/scripts/vm/vmlock.sh"
+vm_lock_check sharingcheck
 start=$(date +%s)
 rc=0
-"$top/bin/fsnsuite" -kernel "$kernel" -vm-sharing "$plugin" -vm-cpus "${VM_CPUS:-2}" \
+vm_locked "$top/bin/fsnsuite" -kernel "$kernel" -vm-sharing "$plugin" -vm-cpus "${VM_CPUS:-2}" \
 	-f "$results.runtest" -results "$results" || rc=$?
+if [ "$rc" = 75 ] && [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
+	echo "sharingcheck: the VM lock $FSNSUITE_VM_LOCK was held for more than 3 hours by: $(vm_lock_holders)" >&2
+	exit 2
+fi
 echo "sharingcheck: $(( $(date +%s) - start )) s of wall time, exit $rc; report in $results/sharing.txt" >&2
 exit $rc
