@@ -27,8 +27,8 @@ func main() {
 		Doc:         "per-user inotify instance/watch and fanotify group/mark limits: the exact count and errno",
 		Needs:       []*feature.Feature{feature.Inotify},
 		Filesystems: []string{},
-		Cases:       append(append(append(cases, memCases()...), memcgReleaseCase, pidReleaseCase), specCases...),
+		Cases:       append(append(append(cases, memCases()...), memcgReleaseCase, pidReleaseCase, allocFailureCase), specCases...),
 		Rules:       specRules,
-		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild, roleMemcgGroups: runMemcgGroups, rolePidnsHolder: runPidnsHolder, rolePidnsOpener: runPidnsOpener},
+		Roles:       map[string]func([]string) int{roleChild: runChild, roleCreator: runCreator, roleFdTable: func([]string) int { return runFdTableChild() }, roleMemcg: runMemcgChild, roleMemcgGroups: runMemcgGroups, roleAllocFailure: runAllocFailure, rolePidnsHolder: runPidnsHolder, rolePidnsOpener: runPidnsOpener},
 	})
 }
