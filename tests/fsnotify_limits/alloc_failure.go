@@ -25,19 +25,25 @@ import (
 // child.
 const roleAllocFailure = "limits_alloc_failure"
 
-// allocFailure figures: opens per attempt (each must give the inotify
-// instance its IN_OPEN; one failed allocation is enough), attempts before
-// the case calls itself undecided.
+// allocFailure figures: the most files opened per attempt (each open must
+// give the inotify instance its IN_OPEN; an attempt ends at the second
+// open whose fanotify event could not be queued), attempts before the case
+// calls itself undecided. Each fanotify event stays queued (a file of its
+// own: no merge), so the charges the cgroup's per-CPU caches still hold
+// after the limit (at most a batch of 64 pages, MEMCG_CHARGE_BATCH, plus
+// less than a page of object stock) run out after at most about 5500
+// events of 48 bytes (struct fanotify_path_event); the group's queue holds
+// 16384 (FANOTIFY_DEFAULT_MAX_EVENTS), so it never fills first.
 const (
-	allocFailureOpens    = 8
+	allocFailureFiles    = 8192
 	allocFailureAttempts = 3
 )
 
 var allocFailureCase = harness.Case{
 	Name: "event_alloc_failure_others_served",
 	Doc: "a fanotify group (FAN_CLASS_CONTENT, served first) whose memory cgroup is full loses a FAN_OPEN event to a failed " +
-		"allocation and gets FAN_Q_OVERFLOW instead, and an inotify instance watching the same file still gets IN_OPEN for " +
-		"every open: a handler's failure ends delivery to the other groups only for permission events (fsnotify(), fs/notify/fsnotify.c)",
+		"allocation and gets FAN_Q_OVERFLOW instead, and an inotify instance watching the same directory still gets IN_OPEN for " +
+		"every open of a child: a handler's failure ends delivery to the other groups only for permission events (fsnotify(), fs/notify/fsnotify.c)",
 	Needs: []*feature.Feature{feature.Fanotify, feature.FanotifyPerm},
 	Run:   eventAllocFailureOthersServed,
 }
@@ -60,13 +66,15 @@ var allocFailureCase = harness.Case{
 //
 // A child process makes the fanotify group in a cgroup L, moves to a
 // cgroup F without a limit and makes the inotify instance there (its events
-// are charged to F), marks one file from both, then limits L to what it
-// has charged (after a write that drains the per-CPU charge caches, which
-// would otherwise serve small allocations below the limit), and opens the
-// file: every open must give the inotify instance exactly one IN_OPEN,
-// whether or not the fanotify group's event could be allocated. The
-// fanotify group's FAN_Q_OVERFLOW shows that one allocation did fail; where
-// none did (reclaim found room: swap, page cache) the case is undecided.
+// are charged to F), marks one directory from both (FAN_EVENT_ON_CHILD,
+// IN_OPEN), then limits L to what it has charged (after a write that
+// drains the per-CPU charge caches, which would otherwise serve
+// allocations below the limit), and opens the directory's files one by
+// one: every open must give the inotify instance exactly one IN_OPEN with
+// the file's name, whether or not the fanotify group's event could be
+// allocated. The fanotify queue stops growing (FIONREAD) once allocations
+// fail, and its FAN_Q_OVERFLOW shows that one did; where none did (reclaim
+// found room: swap, page cache) the case is undecided.
 func eventAllocFailureOthersServed(t *harness.T) {
 	limited := openMemcg(t, "alloc-limited")
 	defer func() {
@@ -80,11 +88,13 @@ func eventAllocFailureOthersServed(t *harness.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	}()
-	file := filepath.Join(t.TempDir(), "watched")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatalf("setup: %v", err)
+	dir := t.TempDir()
+	for i := 0; i < allocFailureFiles; i++ {
+		if err := os.WriteFile(filepath.Join(dir, allocFailureName(i)), nil, 0o644); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
 	}
-	cmd := reexec.Command(roleAllocFailure, "", limited.Dir, free.Dir, strconv.FormatBool(limited.V1), file)
+	cmd := reexec.Command(roleAllocFailure, "", limited.Dir, free.Dir, strconv.FormatBool(limited.V1), dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -105,17 +115,17 @@ func eventAllocFailureOthersServed(t *harness.T) {
 		t.Logf("%s", l)
 	}
 	if len(rep.Problems) > 0 {
-		t.Errorf("%d problem(s) with %d opens of a file marked by a fanotify group (FAN_CLASS_CONTENT, served first) whose event "+
-			"allocations fail in its full memory cgroup and watched by an inotify instance:\n  %s\n"+
+		t.Errorf("%d problem(s) with %d opens of files in a directory marked by a fanotify group (FAN_CLASS_CONTENT, served first) "+
+			"whose event allocations fail in its full memory cgroup and watched by an inotify instance:\n  %s\n"+
 			"fsnotify() (fs/notify/fsnotify.c) must go on to the next group after a handler's error for a non-permission "+
 			"event (it stops only for ALL_FSNOTIFY_PERM_EVENTS), and the group whose allocation failed gets FAN_Q_OVERFLOW "+
 			"(fanotify_handle_event: fsnotify_queue_overflow)", len(rep.Problems), rep.Opens, strings.Join(rep.Problems, "\n  "))
 		return
 	}
 	if !rep.Overflowed {
-		t.Skipf("undecided: in %d attempts of %d opens, with its memory cgroup limited to what it had charged, no event "+
+		t.Skipf("undecided: in %d attempts of up to %d opens, with its memory cgroup limited to what it had charged, no event "+
 			"allocation of the fanotify group failed (reclaim found room in the cgroup: swap, or page cache charged to it), "+
-			"so a kernel that stops delivery after a failed allocation could not be told apart", allocFailureAttempts, allocFailureOpens)
+			"so a kernel that stops delivery after a failed allocation could not be told apart", allocFailureAttempts, allocFailureFiles)
 	}
 }
 
@@ -131,7 +141,8 @@ type allocFailureReport struct {
 }
 
 // runAllocFailure is the child's main: args are the limited cgroup, the
-// free one, whether they are cgroup v1, and the file to watch.
+// free one, whether they are cgroup v1, and the directory of
+// allocFailureFiles files to watch.
 func runAllocFailure(args []string) int {
 	rep := allocFailureChild(args)
 	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
@@ -142,11 +153,11 @@ func runAllocFailure(args []string) int {
 
 func allocFailureChild(args []string) (rep allocFailureReport) {
 	if len(args) != 4 {
-		rep.Setup = "want limited cgroup, free cgroup, v1, file"
+		rep.Setup = "want limited cgroup, free cgroup, v1, directory"
 		return rep
 	}
 	limited, free := &memcg.Group{Dir: args[0]}, &memcg.Group{Dir: args[1]}
-	v1, file := args[2] == "true", args[3]
+	v1, dir := args[2] == "true", args[3]
 	// One thread on one CPU makes every allocation, so the per-CPU charge
 	// caches it fills are those the drain below empties.
 	runtime.LockOSThread()
@@ -182,52 +193,77 @@ func allocFailureChild(args []string) (rep allocFailureReport) {
 		rep.Setup = err.Error()
 		return rep
 	}
+	// Opened before the watch: the directory's own open is no event here.
+	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		rep.Setup = fmt.Sprintf("open %s: %v", dir, err)
+		return rep
+	}
+	defer unix.Close(dirfd)
 	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		rep.Setup = fmt.Sprintf("inotify_init1: %v", err)
 		return rep
 	}
 	defer unix.Close(ino)
-	wd, err := unix.InotifyAddWatch(ino, file, unix.IN_OPEN)
+	wd, err := unix.InotifyAddWatch(ino, dir, unix.IN_OPEN)
 	if err != nil {
 		rep.Setup = fmt.Sprintf("inotify_add_watch(IN_OPEN): %v", err)
 		return rep
 	}
-	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, file); err != nil {
-		rep.Setup = fmt.Sprintf("fanotify_mark(FAN_OPEN): %v", err)
+	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD, unix.FAN_OPEN|unix.FAN_EVENT_ON_CHILD, unix.AT_FDCWD, dir); err != nil {
+		rep.Setup = fmt.Sprintf("fanotify_mark(FAN_OPEN|FAN_EVENT_ON_CHILD): %v", err)
 		return rep
 	}
 	defer liftLimit(limited, v1)
 
-	buf := make([]byte, 64<<10)
+	// A small buffer: each FAN_OPEN event read opens a descriptor, at most
+	// 64 at a time then.
+	buf := make([]byte, 64*unix.FAN_EVENT_METADATA_LEN)
 	for attempt := 1; attempt <= allocFailureAttempts && !rep.Overflowed; attempt++ {
 		charged, err := limitToCharged(limited, v1)
 		if err != nil {
 			rep.Setup = err.Error()
 			return rep
 		}
-		for i := 0; i < allocFailureOpens; i++ {
+		queued, opened := 0, 0
+		for i := 0; i < allocFailureFiles; i++ {
 			rep.Opens++
-			fd, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			opened++
+			name := allocFailureName(i)
+			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
-				rep.Setup = fmt.Sprintf("open %s (open %d): %v", file, rep.Opens, err)
+				rep.Setup = fmt.Sprintf("open %s/%s: %v", dir, name, err)
 				return rep
 			}
 			unix.Close(fd)
-			// inotify(7): one struct inotify_event {wd, mask, cookie, len}
-			// per event; a watch on the file itself reports no name.
+			// inotify(7): one struct inotify_event {wd, mask, cookie,
+			// len, name} per event; a directory watch names the child.
+			want := fmt.Sprintf("wd %d IN_OPEN %s", wd, name)
 			n, err := unix.Read(ino, buf)
 			switch {
 			case errors.Is(err, unix.EAGAIN):
-				rep.Problems = append(rep.Problems, fmt.Sprintf("open %d: the inotify instance got no event; want IN_OPEN on wd %d", rep.Opens, wd))
-				continue
+				addProblem(&rep, fmt.Sprintf("open %d (%s): the inotify instance got no event; want %q", rep.Opens, name, want))
 			case err != nil:
 				rep.Setup = fmt.Sprintf("read(inotify): %v", err)
 				return rep
+			default:
+				if got := inotifyEvents(buf[:n]); len(got) != 1 || got[0] != want {
+					addProblem(&rep, fmt.Sprintf("open %d (%s): the inotify instance got %q; want exactly [%q]", rep.Opens, name, got, want))
+				}
 			}
-			if got := inotifyEvents(buf[:n]); len(got) != 1 || got[0] != fmt.Sprintf("wd %d IN_OPEN", wd) {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("open %d: the inotify instance got %q; want exactly [\"wd %d IN_OPEN\"]", rep.Opens, got, wd))
+			// fanotify(7) FIONREAD: the bytes of the queued events. A
+			// queue that did not grow lost this open's event: its
+			// allocation failed after the overflow event was queued.
+			q, err := unix.IoctlGetInt(fan, unix.TIOCINQ) // FIONREAD
+			if err != nil {
+				rep.Setup = fmt.Sprintf("ioctl(fanotify, FIONREAD): %v", err)
+				return rep
 			}
+			if q == queued {
+				break
+			}
+			queued = q
 		}
 		opens, overflows, other, err := drainFanotify(fan, buf)
 		if err != nil {
@@ -239,10 +275,10 @@ func allocFailureChild(args []string) (rep allocFailureReport) {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("attempt %d: the fanotify group read %d FAN_Q_OVERFLOW events; want at most one (the group's one preallocated overflow event is queued once)", attempt, overflows))
 		}
 		if opens == 0 && overflows == 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("attempt %d: the fanotify group read no event for %d opens of its marked file; want FAN_OPEN, or FAN_Q_OVERFLOW for an event it could not allocate (fanotify_handle_event: fsnotify_queue_overflow)", attempt, allocFailureOpens))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("attempt %d: the fanotify group read no event for %d opens in its marked directory; want FAN_OPEN, or FAN_Q_OVERFLOW for an event it could not allocate (fanotify_handle_event: fsnotify_queue_overflow)", attempt, opened))
 		}
 		rep.Overflowed = overflows > 0
-		rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: cgroup limited to the %d bytes it had charged; %d opens; the fanotify group read %d FAN_OPEN and %d FAN_Q_OVERFLOW", attempt, charged, allocFailureOpens, opens, overflows))
+		rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: cgroup limited to the %d bytes it had charged; %d opens; the fanotify group read %d FAN_OPEN and %d FAN_Q_OVERFLOW", attempt, charged, opened, opens, overflows))
 		if err := liftLimit(limited, v1); err != nil {
 			rep.Setup = err.Error()
 			return rep
@@ -286,6 +322,23 @@ func limitToCharged(g *memcg.Group, v1 bool) (int64, error) {
 		return 0, fmt.Errorf("limiting %s to its %d charged bytes: %w", g.Dir, charged, err)
 	}
 	return charged, nil
+}
+
+// allocFailureName is the name of the directory's i-th file.
+func allocFailureName(i int) string { return fmt.Sprintf("f%04d", i) }
+
+// allocFailureMaxProblems bounds the problems a report lists.
+const allocFailureMaxProblems = 20
+
+// addProblem adds p to the report's problems, up to
+// allocFailureMaxProblems of them, then one line counting the rest.
+func addProblem(rep *allocFailureReport, p string) {
+	switch n := len(rep.Problems); {
+	case n < allocFailureMaxProblems:
+		rep.Problems = append(rep.Problems, p)
+	case n == allocFailureMaxProblems:
+		rep.Problems = append(rep.Problems, "(more problems left out)")
+	}
 }
 
 // liftLimit takes the cgroup's limit away.
