@@ -135,6 +135,55 @@ func (g *Group) KernelBytes() (int64, error) {
 	return statField(string(b), "slab")
 }
 
+// Write writes value to the group's control file name (memory.max, ...) in
+// one blocking write(2). os.WriteFile would leave the file O_NONBLOCK (the
+// runtime's poller takes kernfs files, which can be polled), and a
+// memory.max or memory.high write with O_NONBLOCK only sets the value,
+// without the reclaim and the drain of per-CPU charge caches it does
+// otherwise (memory_max_write, memory_high_write in mm/memcontrol.c of
+// 6.16 and later; Documentation/admin-guide/cgroup-v2.rst).
+func (g *Group) Write(name, value string) error {
+	dir, err := unix.Open(g.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("memcg: %s: %w", g.Dir, err)
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("memcg: %s/%s: %w", g.Dir, name, err)
+	}
+	defer unix.Close(fd)
+	for {
+		_, err = unix.Write(fd, []byte(value))
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("memcg: writing %q to %s/%s: %w", value, g.Dir, name, err)
+	}
+	return nil
+}
+
+// Charged is what the group has charged now, in bytes: cgroup v2's
+// memory.current, cgroup v1's memory.usage_in_bytes (both the page
+// counter, kernel memory included).
+func (g *Group) Charged() (int64, error) {
+	name := "memory.current"
+	if g.V1 {
+		name = "memory.usage_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(g.Dir, name))
+	if err != nil {
+		return 0, fmt.Errorf("memcg: %w", err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("memcg: %s/%s: %q is not a byte count", g.Dir, name, b)
+	}
+	return v, nil
+}
+
 // statField is the value of key in a memory.stat text ("key value" lines).
 func statField(stat, key string) (int64, error) {
 	for _, l := range strings.Split(stat, "\n") {

@@ -39,3 +39,36 @@ func TestSweepStale(t *testing.T) {
 		assert.NilError(t, err, d)
 	}
 }
+
+func TestWriteAndCharged(t *testing.T) {
+	dir := t.TempDir()
+	g := &Group{Dir: dir}
+	if err := os.WriteFile(filepath.Join(dir, "memory.max"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Write("memory.max", "4096"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "memory.max")); string(b) != "4096" {
+		t.Errorf("memory.max holds %q, want 4096", b)
+	}
+	if err := os.Symlink(filepath.Join(dir, "memory.max"), filepath.Join(dir, "memory.high")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Write("memory.high", "0"); err == nil {
+		t.Errorf("Write followed a symlink")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.current"), []byte("8192\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.Charged(); err != nil || n != 8192 {
+		t.Errorf("Charged = %d, %v; want 8192", n, err)
+	}
+	g.V1 = true
+	if err := os.WriteFile(filepath.Join(dir, "memory.usage_in_bytes"), []byte("-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Charged(); err == nil {
+		t.Errorf("Charged accepted a negative usage")
+	}
+}

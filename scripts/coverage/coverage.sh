@@ -64,8 +64,8 @@ rc=0
 # FSNSUITE_VM_LOCK: take turns with other VM runs (scripts/vm/vmlock.sh).
 . "$top/scripts/vm/vmlock.sh"
 vm_lock_check coverage
-set -- vm_locked "$top/bin/fsnsuite" "$@"
-FSNSUITE_VM_GCOV_DIR=$results/gcda "$@" >/dev/null || rc=$?
+set -- vm_locked env FSNSUITE_VM_GCOV_DIR="$results/gcda" "$top/bin/fsnsuite" "$@"
+"$@" >/dev/null || rc=$?
 end=$(date +%s)
 if [ "$rc" = 75 ] && [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
 	die "the VM lock $FSNSUITE_VM_LOCK was held for more than 3 hours by: $(vm_lock_holders)"

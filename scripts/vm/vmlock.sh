@@ -2,36 +2,49 @@
 # (vmcheck.sh, sharingcheck.sh, coverage.sh), so their VM runs take turns
 # with each other and with `fsnsuite mutants` / `fsnsuite patchcheck` on
 # FSNSUITE_VM_LOCK, as harness/vm's lock does for those: a wait of at most
-# 3 hours; a symlink, or a file that is not a regular file this user owns,
-# is refused (it may sit in a world-writable directory); the file is created
-# 0600. Without FSNSUITE_VM_LOCK the command runs at once.
+# 3 hours; the file is created 0600; a symlink, or an open file that is not
+# a regular file this user owns with one link, is refused (it may sit in a
+# world-writable directory: the checks are made on the descriptor flock
+# locks, so a file swapped in after them is never locked). Without
+# FSNSUITE_VM_LOCK the command runs at once.
 #
-#   vm_lock_check NAME        refuse a bad lock file (prints NAME: why; exit 2)
-#   vm_locked CMD [ARG...]    run CMD under the lock; status 75: still held
+#   vm_lock_check NAME        refuse an unusable lock setting (NAME: why; exit 2)
+#   vm_locked CMD [ARG...]    run the program CMD under the lock (status 75:
+#                             still held after the wait; 2: a refused file)
 #   vm_lock_holders           the pids and commands holding it, one line
 
 vm_lock_wait=10800
 
 vm_lock_check() {
 	[ -n "${FSNSUITE_VM_LOCK:-}" ] || return 0
+	command -v flock >/dev/null || { echo "$1: FSNSUITE_VM_LOCK is set but there is no flock(1): apt-get install util-linux" >&2; exit 2; }
 	if [ -L "$FSNSUITE_VM_LOCK" ]; then
 		echo "$1: FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is a symlink: refusing to follow it" >&2
 		exit 2
 	fi
-	if [ -e "$FSNSUITE_VM_LOCK" ] && { [ ! -f "$FSNSUITE_VM_LOCK" ] || [ ! -O "$FSNSUITE_VM_LOCK" ]; }; then
-		echo "$1: FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is not a regular file this user owns: refusing it" >&2
-		exit 2
-	fi
-	command -v flock >/dev/null || { echo "$1: FSNSUITE_VM_LOCK is set but there is no flock(1): apt-get install util-linux" >&2; exit 2; }
-	(umask 077 && : >>"$FSNSUITE_VM_LOCK") || { echo "$1: FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK: cannot create it" >&2; exit 2; }
 }
 
 vm_locked() {
-	if [ -n "${FSNSUITE_VM_LOCK:-}" ]; then
-		flock -w "$vm_lock_wait" -E 75 "$FSNSUITE_VM_LOCK" "$@"
-	else
+	if [ -z "${FSNSUITE_VM_LOCK:-}" ]; then
 		"$@"
+		return
 	fi
+	(
+		[ ! -L "$FSNSUITE_VM_LOCK" ] || { echo "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is a symlink: refusing to follow it" >&2; exit 2; }
+		umask 077
+		# Read-write (created if missing) does not block, even on a FIFO.
+		exec 9<>"$FSNSUITE_VM_LOCK" || exit 2
+		what=$(stat -L -c '%F %u %h' /proc/self/fd/9) || exit 2
+		case $what in
+		"regular file $(id -u) 1" | "regular empty file $(id -u) 1") ;;
+		*)
+			echo "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK is not a regular file this user owns with one link ($what): refusing it" >&2
+			exit 2
+			;;
+		esac
+		flock -w "$vm_lock_wait" -E 75 9 || exit $?
+		"$@"
+	)
 }
 
 vm_lock_holders() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
+	"github.com/fsnsuite/fsnsuite/harness/inotify"
+	userlimits "github.com/fsnsuite/fsnsuite/harness/limits"
 	"github.com/fsnsuite/fsnsuite/harness/memcg"
 	"github.com/fsnsuite/fsnsuite/harness/reexec"
 )
@@ -29,14 +31,17 @@ const roleAllocFailure = "limits_alloc_failure"
 // give the inotify instance its IN_OPEN; an attempt ends at the second
 // open whose fanotify event could not be queued), attempts before the case
 // calls itself undecided. Each fanotify event stays queued (a file of its
-// own: no merge), so the charges the cgroup's per-CPU caches still hold
-// after the limit (at most a batch of 64 pages, MEMCG_CHARGE_BATCH, plus
-// less than a page of object stock) run out after at most about 5500
-// events of 48 bytes (struct fanotify_path_event); the group's queue holds
-// 16384 (FANOTIFY_DEFAULT_MAX_EVENTS), so it never fills first.
+// own: no merge), so the charges the cgroup may still have cached on the
+// child's CPU after the limit (up to a batch of 64 pages,
+// MEMCG_CHARGE_BATCH, where the drain did not run, plus less than a page
+// of object stock) run out after about 3600 events of 72 bytes charged
+// (a struct fanotify_path_event and its object cgroup pointer); the
+// group's queue holds 16384 (FANOTIFY_DEFAULT_MAX_EVENTS), so it never
+// fills first. allocFailureMaxProblems bounds the problems a report lists.
 const (
-	allocFailureFiles    = 8192
-	allocFailureAttempts = 3
+	allocFailureFiles       = 8192
+	allocFailureAttempts    = 3
+	allocFailureMaxProblems = 20
 )
 
 var allocFailureCase = harness.Case{
@@ -105,14 +110,14 @@ func eventAllocFailureOthersServed(t *harness.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("child's report %q: %v", out.String(), err)
 	}
-	if rep.Skip != "" {
-		t.Skipf("%s", rep.Skip)
+	for _, l := range rep.Log {
+		t.Logf("%s", l)
+	}
+	if rep.Limit != "" {
+		t.SkipEnvironment("%s", rep.Limit)
 	}
 	if rep.Setup != "" {
 		t.Fatalf("setup: %s", rep.Setup)
-	}
-	for _, l := range rep.Log {
-		t.Logf("%s", l)
 	}
 	if len(rep.Problems) > 0 {
 		t.Errorf("%d problem(s) with %d opens of files in a directory marked by a fanotify group (FAN_CLASS_CONTENT, served first) "+
@@ -123,21 +128,48 @@ func eventAllocFailureOthersServed(t *harness.T) {
 		return
 	}
 	if !rep.Overflowed {
-		t.Skipf("undecided: in %d attempts of up to %d opens, with its memory cgroup limited to what it had charged, no event "+
-			"allocation of the fanotify group failed (reclaim found room in the cgroup: swap, or page cache charged to it), "+
-			"so a kernel that stops delivery after a failed allocation could not be told apart", allocFailureAttempts, allocFailureFiles)
+		t.Skipf("undecided: in %d attempts of up to %d opens (%d in all), with its memory cgroup limited to what it had "+
+			"charged (%d bytes at the last attempt), no event allocation of the fanotify group failed: reclaim found room in "+
+			"the cgroup (swap, page cache charged to it), the kernel does not charge kernel memory to it "+
+			"(cgroup.memory=nokmem), or charges cached on other CPUs served the allocations; a kernel that stops delivery "+
+			"after a failed allocation could not be told apart", allocFailureAttempts, allocFailureFiles, rep.Opens, rep.Charged)
 	}
 }
 
-// allocFailureReport is what the child prints: Skip or Setup when it could
-// not run the experiment, else Problems (empty on a correct kernel) and
-// whether the fanotify group got FAN_Q_OVERFLOW.
+// allocFailureReport is what the child prints: Limit (a shared per-user
+// limit or the descriptor table was short) or Setup when it could not run
+// the experiment, else Problems (empty on a correct kernel) and whether
+// the fanotify group got FAN_Q_OVERFLOW.
 type allocFailureReport struct {
-	Skip, Setup string
-	Problems    []string
-	Log         []string
-	Overflowed  bool
-	Opens       int
+	Limit, Setup string
+	Problems     []string
+	Log          []string
+	Overflowed   bool
+	Opens        int
+	Charged      int64
+}
+
+// addProblem adds p to the report's problems, up to
+// allocFailureMaxProblems of them, then one line saying more were left out.
+func (rep *allocFailureReport) addProblem(p string) {
+	switch n := len(rep.Problems); {
+	case n < allocFailureMaxProblems:
+		rep.Problems = append(rep.Problems, p)
+	case n == allocFailureMaxProblems:
+		rep.Problems = append(rep.Problems, "(more problems left out)")
+	}
+}
+
+// fail records err as the reason the experiment could not run: Limit when
+// a per-user limit shared with other programs refused it (harness/limits), else
+// Setup.
+func (rep *allocFailureReport) fail(err error) allocFailureReport {
+	if _, ok := userlimits.As(err); ok {
+		rep.Limit = err.Error()
+	} else {
+		rep.Setup = err.Error()
+	}
+	return *rep
 }
 
 // runAllocFailure is the child's main: args are the limited cgroup, the
@@ -151,265 +183,214 @@ func runAllocFailure(args []string) int {
 	return 0
 }
 
+// pinToOneCPU binds the calling thread to the first CPU it may run on, so
+// that the per-CPU charge caches its allocations fill are on that CPU. A
+// move to another cgroup can reset it (a cpuset), so it is called after
+// each.
+func pinToOneCPU() error {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			set.Zero()
+			set.Set(c)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				return fmt.Errorf("sched_setaffinity to CPU %d: %w", c, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("sched_getaffinity: no CPU in the set")
+}
+
 func allocFailureChild(args []string) (rep allocFailureReport) {
 	if len(args) != 4 {
 		rep.Setup = "want limited cgroup, free cgroup, v1, directory"
 		return rep
 	}
-	limited, free := &memcg.Group{Dir: args[0]}, &memcg.Group{Dir: args[1]}
-	v1, dir := args[2] == "true", args[3]
-	// One thread on one CPU makes every allocation, so the per-CPU charge
-	// caches it fills are those the drain below empties.
+	limited, free := &memcg.Group{Dir: args[0], V1: args[2] == "true"}, &memcg.Group{Dir: args[1], V1: args[2] == "true"}
+	dir := args[3]
+	// One thread makes every allocation, on one CPU.
 	runtime.LockOSThread()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		rep.Setup = fmt.Sprintf("sched_getaffinity: %v", err)
-		return rep
-	}
-	cpu := -1
-	for c := 0; c < len(set)*64 && cpu < 0; c++ {
-		if set.IsSet(c) {
-			cpu = c
-		}
-	}
-	set.Zero()
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		rep.Setup = fmt.Sprintf("sched_setaffinity to CPU %d: %v", cpu, err)
-		return rep
-	}
-
 	if err := limited.Enter(0); err != nil {
-		rep.Setup = err.Error()
-		return rep
+		return rep.fail(err)
+	}
+	if err := pinToOneCPU(); err != nil {
+		return rep.fail(err)
 	}
 	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY|unix.O_LARGEFILE)
 	if err != nil {
-		rep.Setup = fmt.Sprintf("fanotify_init(FAN_CLASS_CONTENT) in %s: %v", limited.Dir, err)
-		return rep
+		return rep.fail(userlimits.FanotifyInit(fmt.Sprintf("fanotify_init(FAN_CLASS_CONTENT) in %s", limited.Dir), err))
 	}
 	defer unix.Close(fan)
 	if err := free.Enter(0); err != nil {
-		rep.Setup = err.Error()
-		return rep
+		return rep.fail(err)
+	}
+	if err := pinToOneCPU(); err != nil {
+		return rep.fail(err)
 	}
 	// Opened before the watch: the directory's own open is no event here.
 	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		rep.Setup = fmt.Sprintf("open %s: %v", dir, err)
-		return rep
+		return rep.fail(fmt.Errorf("open %s: %w", dir, err))
 	}
 	defer unix.Close(dirfd)
 	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		rep.Setup = fmt.Sprintf("inotify_init1: %v", err)
-		return rep
+		return rep.fail(userlimits.InotifyInit("inotify_init1", err))
 	}
 	defer unix.Close(ino)
 	wd, err := unix.InotifyAddWatch(ino, dir, unix.IN_OPEN)
 	if err != nil {
-		rep.Setup = fmt.Sprintf("inotify_add_watch(IN_OPEN): %v", err)
-		return rep
+		return rep.fail(userlimits.InotifyWatch("inotify_add_watch(IN_OPEN)", err))
 	}
 	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD, unix.FAN_OPEN|unix.FAN_EVENT_ON_CHILD, unix.AT_FDCWD, dir); err != nil {
-		rep.Setup = fmt.Sprintf("fanotify_mark(FAN_OPEN|FAN_EVENT_ON_CHILD): %v", err)
-		return rep
+		return rep.fail(userlimits.FanotifyMark("fanotify_mark(FAN_OPEN|FAN_EVENT_ON_CHILD)", err))
 	}
-	defer liftLimit(limited, v1)
+	defer liftLimit(limited)
 
 	// A small buffer: each FAN_OPEN event read opens a descriptor, at most
 	// 64 at a time then.
 	buf := make([]byte, 64*unix.FAN_EVENT_METADATA_LEN)
 	for attempt := 1; attempt <= allocFailureAttempts && !rep.Overflowed; attempt++ {
-		charged, err := limitToCharged(limited, v1)
-		if err != nil {
-			rep.Setup = err.Error()
-			return rep
+		if rep.Charged, err = limitToCharged(limited); err != nil {
+			return rep.fail(err)
 		}
-		queued, opened := 0, 0
-		for i := 0; i < allocFailureFiles; i++ {
+		queued, opened, stalled := 0, 0, false
+		for i := 0; i < allocFailureFiles && !stalled; i++ {
 			rep.Opens++
 			opened++
 			name := allocFailureName(i)
 			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
-				rep.Setup = fmt.Sprintf("open %s/%s: %v", dir, name, err)
-				return rep
+				return rep.fail(fmt.Errorf("open %s/%s: %w", dir, name, err))
 			}
 			unix.Close(fd)
-			// inotify(7): one struct inotify_event {wd, mask, cookie,
-			// len, name} per event; a directory watch names the child.
-			want := fmt.Sprintf("wd %d IN_OPEN %s", wd, name)
+			// inotify(7): one struct inotify_event per event; a
+			// directory watch names the child.
+			want := inotify.Event{Wd: int32(wd), Mask: unix.IN_OPEN, Name: name}
 			n, err := unix.Read(ino, buf)
 			switch {
 			case errors.Is(err, unix.EAGAIN):
-				addProblem(&rep, fmt.Sprintf("open %d (%s): the inotify instance got no event; want %q", rep.Opens, name, want))
+				rep.addProblem(fmt.Sprintf("open %d (%s): the inotify instance got no event; want %v", rep.Opens, name, want))
 			case err != nil:
-				rep.Setup = fmt.Sprintf("read(inotify): %v", err)
-				return rep
+				return rep.fail(fmt.Errorf("read(inotify): %w", err))
 			default:
-				if got := inotifyEvents(buf[:n]); len(got) != 1 || got[0] != want {
-					addProblem(&rep, fmt.Sprintf("open %d (%s): the inotify instance got %q; want exactly [%q]", rep.Opens, name, got, want))
+				got, err := inotify.Decode(buf[:n])
+				if err != nil {
+					rep.addProblem(fmt.Sprintf("open %d (%s): %v", rep.Opens, name, err))
+				} else if len(got) == 1 && got[0].Mask == unix.IN_Q_OVERFLOW {
+					return rep.fail(&userlimits.Error{Call: "the inotify instance's queue", Sysctl: "fs.inotify.max_queued_events",
+						Value: userlimits.Value("fs.inotify.max_queued_events"), Need: "room for one event", Err: unix.ENOSPC})
+				} else if len(got) != 1 || got[0] != want {
+					rep.addProblem(fmt.Sprintf("open %d (%s): the inotify instance got %v; want exactly [%v]", rep.Opens, name, got, want))
 				}
 			}
-			// fanotify(7) FIONREAD: the bytes of the queued events. A
-			// queue that did not grow lost this open's event: its
+			// fanotify FIONREAD (TIOCINQ's number): the bytes of the queued
+			// events. A queue that did not grow lost this open's event: its
 			// allocation failed after the overflow event was queued.
-			q, err := unix.IoctlGetInt(fan, unix.TIOCINQ) // FIONREAD
+			q, err := unix.IoctlGetInt(fan, unix.TIOCINQ)
 			if err != nil {
-				rep.Setup = fmt.Sprintf("ioctl(fanotify, FIONREAD): %v", err)
-				return rep
+				return rep.fail(fmt.Errorf("ioctl(fanotify, FIONREAD): %w", err))
 			}
-			if q == queued {
-				break
-			}
+			stalled = q == queued
 			queued = q
 		}
-		opens, overflows, other, err := drainFanotify(fan, buf)
+		opens, overflows, err := drainFanotify(fan, buf, &rep)
 		if err != nil {
-			rep.Setup = err.Error()
-			return rep
+			return rep.fail(err)
 		}
-		rep.Problems = append(rep.Problems, other...)
 		if overflows > 1 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("attempt %d: the fanotify group read %d FAN_Q_OVERFLOW events; want at most one (the group's one preallocated overflow event is queued once)", attempt, overflows))
+			rep.addProblem(fmt.Sprintf("attempt %d: the fanotify group read %d FAN_Q_OVERFLOW events; want at most one (the group's one preallocated overflow event is queued once)", attempt, overflows))
 		}
-		if opens == 0 && overflows == 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("attempt %d: the fanotify group read no event for %d opens in its marked directory; want FAN_OPEN, or FAN_Q_OVERFLOW for an event it could not allocate (fanotify_handle_event: fsnotify_queue_overflow)", attempt, opened))
+		if stalled && overflows == 0 {
+			rep.addProblem(fmt.Sprintf("attempt %d: the fanotify group's queue stopped growing at open %d (an event lost) and it read no FAN_Q_OVERFLOW; want FAN_Q_OVERFLOW for an event it could not allocate (fanotify_handle_event: fsnotify_queue_overflow)", attempt, opened))
 		}
 		rep.Overflowed = overflows > 0
-		rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: cgroup limited to the %d bytes it had charged; %d opens; the fanotify group read %d FAN_OPEN and %d FAN_Q_OVERFLOW", attempt, charged, opened, opens, overflows))
-		if err := liftLimit(limited, v1); err != nil {
-			rep.Setup = err.Error()
-			return rep
+		rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: cgroup limited to the %d bytes it had charged; %d opens; the fanotify group read %d FAN_OPEN and %d FAN_Q_OVERFLOW", attempt, rep.Charged, opened, opens, overflows))
+		if err := liftLimit(limited); err != nil {
+			return rep.fail(err)
 		}
 	}
 	return rep
 }
 
 // limitToCharged empties the cgroup's per-CPU charge caches and limits it
-// to what it has charged then, so its next charge of a page fails (its
-// cached charges would otherwise serve allocations below the limit:
+// to what it has charged then, so that its next charge of a page fails
+// (its cached charges would otherwise serve allocations below the limit:
 // memcg_stock and the object stock, mm/memcontrol.c). A limit below the
 // usage drains them: cgroup v2 memory.high (memory_high_write drains, then
 // reclaims, and never OOM-kills), cgroup v1 memory.limit_in_bytes
-// (mem_cgroup_resize_max drains, reclaims, then refuses with EBUSY).
-func limitToCharged(g *memcg.Group, v1 bool) (int64, error) {
-	usage, limit := "memory.current", "memory.max"
-	if v1 {
-		usage, limit = "memory.usage_in_bytes", "memory.limit_in_bytes"
-		err := os.WriteFile(filepath.Join(g.Dir, limit), []byte("0"), 0)
-		if err != nil && !errors.Is(err, unix.EBUSY) {
-			return 0, fmt.Errorf("draining %s: %w", g.Dir, err)
+// (mem_cgroup_resize_max drains, reclaims, then refuses with EBUSY). The
+// writes block (memcg.Group.Write): with O_NONBLOCK a kernel from 6.16 on
+// would skip the drain.
+func limitToCharged(g *memcg.Group) (int64, error) {
+	limit := "memory.max"
+	if g.V1 {
+		limit = "memory.limit_in_bytes"
+		if err := g.Write(limit, "0"); err != nil && !errors.Is(err, unix.EBUSY) {
+			return 0, fmt.Errorf("draining the charge caches: %w", err)
 		}
 	} else {
-		if err := os.WriteFile(filepath.Join(g.Dir, "memory.high"), []byte("0"), 0); err != nil {
-			return 0, fmt.Errorf("draining %s: %w", g.Dir, err)
+		if err := g.Write("memory.high", "0"); err != nil {
+			return 0, fmt.Errorf("draining the charge caches: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(g.Dir, "memory.high"), []byte("max"), 0); err != nil {
-			return 0, fmt.Errorf("%s: %w", g.Dir, err)
+		if err := g.Write("memory.high", "max"); err != nil {
+			return 0, err
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(g.Dir, usage))
+	charged, err := g.Charged()
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", usage, err)
+		return 0, err
 	}
-	charged, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil || charged < 0 {
-		return 0, fmt.Errorf("%s/%s: %q is not a byte count", g.Dir, usage, b)
-	}
-	if err := os.WriteFile(filepath.Join(g.Dir, limit), []byte(strconv.FormatInt(charged, 10)), 0); err != nil {
-		return 0, fmt.Errorf("limiting %s to its %d charged bytes: %w", g.Dir, charged, err)
+	if err := g.Write(limit, strconv.FormatInt(charged, 10)); err != nil {
+		return 0, fmt.Errorf("limiting the cgroup to its %d charged bytes: %w", charged, err)
 	}
 	return charged, nil
+}
+
+// liftLimit takes the cgroup's limit away.
+func liftLimit(g *memcg.Group) error {
+	if g.V1 {
+		return g.Write("memory.limit_in_bytes", "-1")
+	}
+	return g.Write("memory.max", "max")
 }
 
 // allocFailureName is the name of the directory's i-th file.
 func allocFailureName(i int) string { return fmt.Sprintf("f%04d", i) }
 
-// allocFailureMaxProblems bounds the problems a report lists.
-const allocFailureMaxProblems = 20
-
-// addProblem adds p to the report's problems, up to
-// allocFailureMaxProblems of them, then one line counting the rest.
-func addProblem(rep *allocFailureReport, p string) {
-	switch n := len(rep.Problems); {
-	case n < allocFailureMaxProblems:
-		rep.Problems = append(rep.Problems, p)
-	case n == allocFailureMaxProblems:
-		rep.Problems = append(rep.Problems, "(more problems left out)")
-	}
-}
-
-// liftLimit takes the cgroup's limit away.
-func liftLimit(g *memcg.Group, v1 bool) error {
-	limit, none := "memory.max", "max"
-	if v1 {
-		limit, none = "memory.limit_in_bytes", "-1"
-	}
-	if err := os.WriteFile(filepath.Join(g.Dir, limit), []byte(none), 0); err != nil {
-		return fmt.Errorf("lifting the limit of %s: %w", g.Dir, err)
-	}
-	return nil
-}
-
-// inotifyEvents names the events of one read: "wd N MASK" (a name, if
-// any, after it).
-func inotifyEvents(b []byte) []string {
-	var out []string
-	for len(b) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(b[0:]))
-		mask := binary.NativeEndian.Uint32(b[4:])
-		n := int(binary.NativeEndian.Uint32(b[12:]))
-		ev := fmt.Sprintf("wd %d %s", wd, inotifyMaskName(mask))
-		if n > 0 && unix.SizeofInotifyEvent+n <= len(b) {
-			ev += " " + strings.TrimRight(string(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+n]), "\x00")
-		}
-		out = append(out, ev)
-		b = b[min(len(b), unix.SizeofInotifyEvent+n):]
-	}
-	return out
-}
-
-func inotifyMaskName(m uint32) string {
-	if m == unix.IN_OPEN {
-		return "IN_OPEN"
-	}
-	return fmt.Sprintf("mask %#x", m)
-}
-
-// drainFanotify reads the group until it is empty: the FAN_OPEN events
-// (their descriptors closed), the FAN_Q_OVERFLOW events, and a problem for
-// any other event.
-func drainFanotify(fan int, buf []byte) (opens, overflows int, other []string, err error) {
+// drainFanotify reads the group until it is empty and counts its FAN_OPEN
+// events (fanotify.Decode closes their descriptors) and FAN_Q_OVERFLOW
+// events; any other event is a problem of rep.
+func drainFanotify(fan int, buf []byte, rep *allocFailureReport) (opens, overflows int, err error) {
 	for {
 		n, err := unix.Read(fan, buf)
 		if errors.Is(err, unix.EAGAIN) {
-			return opens, overflows, other, nil
+			return opens, overflows, nil
+		}
+		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+			return opens, overflows, &userlimits.Error{Call: "read(fanotify)", Sysctl: "fs.file-max", Value: userlimits.Value("fs.file-max"),
+				Need: "a descriptor per FAN_OPEN event read (RLIMIT_NOFILE)", Err: err}
 		}
 		if err != nil {
-			return opens, overflows, other, fmt.Errorf("read(fanotify): %w", err)
+			return opens, overflows, fmt.Errorf("read(fanotify): %w", err)
 		}
-		b := buf[:n]
-		for len(b) >= unix.FAN_EVENT_METADATA_LEN {
-			elen := int(binary.NativeEndian.Uint32(b[0:]))
-			mask := binary.NativeEndian.Uint64(b[8:])
-			fd := int32(binary.NativeEndian.Uint32(b[16:]))
-			if fd >= 0 {
-				unix.Close(int(fd))
-			}
+		evs, err := fanotify.Decode(buf[:n])
+		if err != nil {
+			rep.addProblem(err.Error())
+		}
+		for _, ev := range evs {
 			switch {
-			case mask == unix.FAN_OPEN && fd >= 0:
+			case ev.Mask == unix.FAN_OPEN && ev.Fd >= 0:
 				opens++
-			case mask == unix.FAN_Q_OVERFLOW && fd == unix.FAN_NOFD:
+			case ev.Mask == unix.FAN_Q_OVERFLOW && ev.Fd == unix.FAN_NOFD:
 				overflows++
 			default:
-				other = append(other, fmt.Sprintf("the fanotify group read an event with mask %#x and fd %d; want FAN_OPEN with an fd, or FAN_Q_OVERFLOW with FAN_NOFD", mask, fd))
+				rep.addProblem(fmt.Sprintf("the fanotify group read %v; want FAN_OPEN with an fd, or FAN_Q_OVERFLOW with FAN_NOFD", ev))
 			}
-			if elen < unix.FAN_EVENT_METADATA_LEN || elen > len(b) {
-				return opens, overflows, append(other, fmt.Sprintf("the fanotify group read an event of length %d in a read of %d bytes", elen, len(b))), nil
-			}
-			b = b[elen:]
 		}
 	}
 }
