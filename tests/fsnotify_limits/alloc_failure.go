@@ -308,8 +308,14 @@ func allocFailureChild(args []string) (rep allocFailureReport) {
 		if stalled && overflows == 0 {
 			rep.addProblem(fmt.Sprintf("attempt %d: the fanotify group's queue stopped growing at open %d (an event lost) and it read no FAN_Q_OVERFLOW; want FAN_Q_OVERFLOW for an event it could not allocate (fanotify_handle_event: fsnotify_queue_overflow)", attempt, opened))
 		}
-		rep.Overflowed = overflows > 0
 		rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: cgroup limited to the %d bytes it had charged; %d opens; the fanotify group read %d FAN_OPEN and %d FAN_Q_OVERFLOW", attempt, rep.Charged, opened, opens, overflows))
+		// A full queue also ends in FAN_Q_OVERFLOW (fsnotify_insert_event),
+		// with no allocation failed: it decides nothing.
+		if full, err := strconv.Atoi(userlimits.Value("fs.fanotify.max_queued_events")); err == nil && opens >= full {
+			rep.Log = append(rep.Log, fmt.Sprintf("attempt %d: %d events filled the queue (fs.fanotify.max_queued_events=%d): its overflow says nothing of an allocation", attempt, opens, full))
+			overflows = 0
+		}
+		rep.Overflowed = overflows > 0
 		if err := liftLimit(limited); err != nil {
 			return rep.fail(err)
 		}
