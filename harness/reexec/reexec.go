@@ -12,6 +12,10 @@
 package reexec
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,3 +100,19 @@ func Command(role, state string, args ...string) *exec.Cmd {
 // stacks) and, where a process or thread could not be created (EAGAIN),
 // the pids limit that likely refused it.
 func Failure(err error, stderr []byte) string { return procfail.Describe(err, stderr) }
+
+// RunReport runs cmd (made by Command) to its end and decodes the one JSON
+// document the helper printed on stdout into report. Its error says which
+// went wrong: the run (Failure's line) or the report (with the helper's
+// stderr). cmd's Stdout and Stderr are its own.
+func RunReport(cmd *exec.Cmd, report any) error {
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return errors.New(Failure(err, errOut.Bytes()))
+	}
+	if err := json.Unmarshal(out.Bytes(), report); err != nil {
+		return fmt.Errorf("its report %q: %w; stderr: %s", out.String(), err, errOut.String())
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package reexec
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -37,4 +38,18 @@ func TestDispatchWithoutRole(t *testing.T) {
 	Dispatch()
 	t.Setenv(EnvRole, "not_registered")
 	Dispatch()
+}
+
+func TestRunReport(t *testing.T) {
+	var rep struct{ N int }
+	if err := RunReport(exec.Command("sh", "-c", `echo '{"N": 7}'`), &rep); err != nil || rep.N != 7 {
+		t.Errorf("RunReport = %v, report %+v; want nil, N 7", err, rep)
+	}
+	err := RunReport(exec.Command("sh", "-c", `echo not json; echo why >&2`), &rep)
+	if err == nil || !strings.Contains(err.Error(), "its report") || !strings.Contains(err.Error(), "why") {
+		t.Errorf("RunReport of a bad report = %v; want an error naming the report and the stderr", err)
+	}
+	if err := RunReport(exec.Command("sh", "-c", `exit 3`), &rep); err == nil {
+		t.Errorf("RunReport of a failed helper = nil; want its failure")
+	}
 }

@@ -42,6 +42,12 @@ vm_locked() {
 			exit 2
 			;;
 		esac
+		# The path must still name that file: a symlink swapped in before
+		# the open (and away again) leaves another inode behind it.
+		[ "$(stat -c '%d:%i' "$FSNSUITE_VM_LOCK")" = "$(stat -L -c '%d:%i' /proc/self/fd/9)" ] || {
+			echo "FSNSUITE_VM_LOCK $FSNSUITE_VM_LOCK changed while it was opened: refusing it" >&2
+			exit 2
+		}
 		flock -w "$vm_lock_wait" -E 75 9 || exit $?
 		"$@"
 	)

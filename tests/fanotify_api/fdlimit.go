@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -128,14 +127,9 @@ func readAtFdLimit(t *harness.T, g *fanotify.Group, extra int) ([]fanotify.Event
 	cmd := reexec.Command(roleReadAtFdLimit, "", strconv.Itoa(extra))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.ExtraFiles = []*os.File{f}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("setup: read-at-limit child: %s", reexec.Failure(err, errOut.Bytes()))
-	}
 	var rep fdLimitReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("setup: read-at-limit child's report %q: %v; stderr: %s", out.String(), err, errOut.String())
+	if err := reexec.RunReport(cmd, &rep); err != nil {
+		t.Fatalf("setup: read-at-limit child: %v", err)
 	}
 	if rep.Setup != "" {
 		t.Fatalf("setup: read-at-limit child: %s", rep.Setup)

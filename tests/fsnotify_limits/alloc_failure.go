@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsnsuite/fsnsuite/harness"
+	"github.com/fsnsuite/fsnsuite/harness/envfault"
 	"github.com/fsnsuite/fsnsuite/harness/fanotify"
 	"github.com/fsnsuite/fsnsuite/harness/feature"
 	"github.com/fsnsuite/fsnsuite/harness/inotify"
@@ -96,19 +96,14 @@ func eventAllocFailureOthersServed(t *harness.T) {
 	dir := t.TempDir()
 	for i := 0; i < allocFailureFiles; i++ {
 		if err := os.WriteFile(filepath.Join(dir, allocFailureName(i)), nil, 0o644); err != nil {
-			t.Fatalf("setup: %v", err)
+			t.Fatalf("setup: %v", envfault.Setup("", err))
 		}
 	}
 	cmd := reexec.Command(roleAllocFailure, "", limited.Dir, free.Dir, strconv.FormatBool(limited.V1), dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %s", reexec.Failure(err, errOut.Bytes()))
-	}
 	var rep allocFailureReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("child's report %q: %v", out.String(), err)
+	if err := reexec.RunReport(cmd, &rep); err != nil {
+		t.Fatalf("child: %v", err)
 	}
 	for _, l := range rep.Log {
 		t.Logf("%s", l)
@@ -137,7 +132,7 @@ func eventAllocFailureOthersServed(t *harness.T) {
 }
 
 // allocFailureReport is what the child prints: Limit (a shared per-user
-// limit or the descriptor table was short) or Setup when it could not run
+// limit, the descriptor table or another resource of the machine was short) or Setup when it could not run
 // the experiment, else Problems (empty on a correct kernel) and whether
 // the fanotify group got FAN_Q_OVERFLOW.
 type allocFailureReport struct {
@@ -161,10 +156,12 @@ func (rep *allocFailureReport) addProblem(p string) {
 }
 
 // fail records err as the reason the experiment could not run: Limit when
-// a per-user limit shared with other programs refused it (harness/limits), else
-// Setup.
+// a per-user limit shared with other programs (harness/limits) or a
+// resource of the machine (harness/envfault) refused it, else Setup.
 func (rep *allocFailureReport) fail(err error) allocFailureReport {
-	if _, ok := userlimits.As(err); ok {
+	_, limit := userlimits.As(err)
+	_, machine := envfault.As(err)
+	if limit || machine {
 		rep.Limit = err.Error()
 	} else {
 		rep.Setup = err.Error()
@@ -234,7 +231,7 @@ func allocFailureChild(args []string) (rep allocFailureReport) {
 	// Opened before the watch: the directory's own open is no event here.
 	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return rep.fail(fmt.Errorf("open %s: %w", dir, err))
+		return rep.fail(envfault.Setup("open "+dir, fmt.Errorf("open %s: %w", dir, err)))
 	}
 	defer unix.Close(dirfd)
 	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
@@ -265,7 +262,7 @@ func allocFailureChild(args []string) (rep allocFailureReport) {
 			name := allocFailureName(i)
 			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err != nil {
-				return rep.fail(fmt.Errorf("open %s/%s: %w", dir, name, err))
+				return rep.fail(envfault.Setup("open "+dir+"/"+name, fmt.Errorf("open %s/%s: %w", dir, name, err)))
 			}
 			unix.Close(fd)
 			// inotify(7): one struct inotify_event per event; a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -116,14 +115,9 @@ func runFdTableChild() int {
 func fdTableFull(t *harness.T) {
 	cmd := reexec.Command(roleFdTable, "")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %s", reexec.Failure(err, errOut.Bytes()))
-	}
 	var rep fdTableReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("child report %q: %v; stderr: %s", out.String(), err, errOut.String())
+	if err := reexec.RunReport(cmd, &rep); err != nil {
+		t.Fatalf("child: %v", err)
 	}
 	if rep.Setup != "" {
 		t.Fatalf("child: %s", rep.Setup)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -211,14 +210,9 @@ func (e *env) dropDentries() {
 // the machine (ENOSPC on the write, ENOMEM, EMFILE) an environment skip.
 func (e *env) openByHandle(p string, h unix.FileHandle) (int, string) {
 	cmd := reexec.Command(roleByHandle, "", e.t.FS().Root, strconv.Itoa(int(h.Type())), hex.EncodeToString(h.Bytes()))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("setup: by-handle helper: %s", reexec.Failure(err, errb.Bytes()))
-	}
 	var rep byHandleReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		e.t.Fatalf("setup: by-handle helper's report %q: %v; stderr: %s", out.String(), err, errb.String())
+	if err := reexec.RunReport(cmd, &rep); err != nil {
+		e.t.Fatalf("setup: by-handle helper: %v", err)
 	}
 	if rep.Step != "" {
 		call := fmt.Sprintf("by-handle helper (pid %d): %s of %s", cmd.Process.Pid, rep.Step, e.rel(p))
